@@ -1,0 +1,54 @@
+"""The errors spn raises: one shallow tree, rooted at :class:`SpnError`.
+
+>>> from spn.exceptions import ModelError, SpnError
+>>> issubclass(ModelError, SpnError)
+True
+"""
+
+
+class SpnError(Exception):
+    """Base of every error spn raises on purpose."""
+
+
+class ModelError(SpnError):
+    """A net or a model description is invalid.
+
+    ``problems`` lists every problem found (a validator reports all of them,
+    not only the first); ``str(error)`` joins them with ``; ``.
+    """
+
+    def __init__(self, problems):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class StateSpaceLimitError(SpnError):
+    """Exploration found more tangible markings than ``max_states`` allows."""
+
+
+class TimelessTrapError(SpnError):
+    """Vanishing markings that loop among themselves with no way out."""
+
+
+class NotErgodicError(SpnError):
+    """The CTMC has no unique steady state (several closed classes)."""
+
+
+class ConvergenceError(SpnError):
+    """An iterative solver did not reach its tolerance.
+
+    ``result`` holds the solver's :class:`~spn.solvers.SolverResult`.
+    """
+
+    def __init__(self, result):
+        self.result = result
+        super().__init__(
+            f"{result.method} did not converge: residual {result.residual:.3g} "
+            f"after {result.niter} iterations ({result.message})"
+        )
+
+
+class LogFormatError(SpnError):
+    """An execution log could not be read."""
