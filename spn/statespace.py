@@ -1,0 +1,400 @@
+"""The tangible state space of a net, explored a frontier at a time (DESIGN §3.3).
+
+A marking is *vanishing* when some instantaneous activity is enabled in it, and
+*tangible* otherwise. :func:`explore` starts from the initial marking and keeps
+only tangible markings: each timed firing is followed through the vanishing
+markings it leads to (highest priority first, ties split by weight) until it
+lands in tangible ones, and the probability of each landing is folded into the
+rate. Instantaneous firings on the way are counted, so that their throughput can
+be computed later.
+
+Markings are rows of a NumPy integer array; enabling, rates and firing are
+evaluated for a whole frontier at once.
+
+>>> from spn.net import Net, Place, TimedActivity, InstantActivity
+>>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
+...     TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
+...     InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
+...     TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
+>>> ss = explore(net)
+>>> ss.n_states, ss.generator().toarray().tolist()
+(2, [[-1.0, 1.0], [2.0, -2.0]])
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import splu
+
+from spn.exceptions import StateSpaceLimitError, TimelessTrapError
+from spn.expand import expand_erlang
+from spn.net import MARKING_DTYPE, Net
+
+#: markings of one frontier processed together (bounds the memory of one step)
+FRONTIER_BLOCK = 1 << 16
+
+
+@dataclass
+class StateSpace:
+    """Tangible markings of a net and the rates between them.
+
+    Attributes
+    ----------
+    net : the (Erlang-expanded) net that was explored.
+    markings : (n, places) integer array, one tangible marking per row, in discovery order.
+    initial : length-n probability vector of the tangible markings the initial marking leads to.
+    src, dst, rate : transitions between tangible markings (COO, duplicates allowed, no self loops).
+    timed_rates : (n, timed activities) sparse matrix, rate of each timed activity in each marking.
+    impulses : (n, instantaneous activities) sparse matrix, expected firings per unit time of each
+        instantaneous activity caused by leaving each marking (its throughput is ``pi @ impulses``).
+    """
+
+    net: Net
+    markings: np.ndarray
+    initial: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    rate: np.ndarray
+    timed_rates: sp.csr_matrix
+    impulses: sp.csr_matrix
+    seconds: float = 0.0
+    _generator: sp.csr_matrix | None = field(default=None, repr=False)
+
+    @property
+    def n_states(self) -> int:
+        return self.markings.shape[0]
+
+    def generator(self) -> sp.csr_matrix:
+        """The CTMC generator Q (CSR): off-diagonal rates, rows summing to zero."""
+        if self._generator is None:
+            from spn.ctmc import generator_matrix
+            self._generator = generator_matrix(self.n_states, self.src, self.dst, self.rate)
+        return self._generator
+
+    @property
+    def n_transitions(self) -> int:
+        """Off-diagonal non-zeros of Q."""
+        Q = self.generator()
+        return int(Q.nnz - np.count_nonzero(Q.diagonal()))
+
+    def dead_markings(self) -> np.ndarray:
+        """Indices of tangible markings that enable no timed activity (absorbing)."""
+        return np.flatnonzero(np.asarray(self.timed_rates.sum(axis=1)).ravel() == 0)
+
+    def tokens(self, place: str) -> np.ndarray:
+        """Tokens of ``place`` in every tangible marking (a stage-split place sums its stages)."""
+        return np.asarray(self.net.view(self.markings)[place])
+
+    def __repr__(self):
+        return f"StateSpace({self.net.name!r}: {self.n_states} tangible markings, {len(self.src)} transitions)"
+
+
+def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False) -> StateSpace:
+    """Generate the tangible reachability graph of ``net``.
+
+    Erlang activities are expanded first (:func:`spn.expand.expand_erlang`).
+    Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings and
+    :class:`TimelessTrapError` when vanishing markings loop with no way out.
+    ``progress=True`` prints a progress line on stderr.
+    """
+    started = time.perf_counter()
+    net = expand_erlang(net)
+    explorer = _Explorer(net, max_states, progress)
+    return explorer.run(started)
+
+
+# --------------------------------------------------------------------------- internals
+class _MarkingIndex:
+    """Assigns consecutive ids to distinct markings (rows), remembering them in order."""
+
+    def __init__(self, n_places: int):
+        self._ids: dict[bytes, int] = {}
+        self._store = np.empty((1024, n_places), dtype=MARKING_DTYPE)
+        self.n_places = n_places
+        self._key = np.dtype((np.void, np.dtype(MARKING_DTYPE).itemsize * n_places))
+
+    def __len__(self):
+        return len(self._ids)
+
+    def add(self, markings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of the rows of ``markings`` (adding unseen ones); also the ids that are new."""
+        markings = np.ascontiguousarray(markings, dtype=MARKING_DTYPE)
+        keys = markings.view(self._key).ravel()
+        ids = np.empty(len(keys), dtype=np.int64)
+        first_new = len(self._ids)
+        table = self._ids
+        get = table.get
+        for i, key in enumerate(keys.tolist()):
+            j = get(key)
+            if j is None:
+                j = len(table)
+                table[key] = j
+            ids[i] = j
+        new = np.arange(first_new, len(table), dtype=np.int64)
+        if new.size:
+            if len(table) > len(self._store):
+                grown = np.empty((max(2 * len(self._store), len(table)), self.n_places), dtype=MARKING_DTYPE)
+                grown[:first_new] = self._store[:first_new]
+                self._store = grown
+            fresh = ids >= first_new
+            self._store[ids[fresh]] = markings[fresh]
+        return ids, new
+
+    def markings(self) -> np.ndarray:
+        """The distinct markings seen so far, row i having id i (a view: copy before keeping)."""
+        return self._store[:len(self._ids)]
+
+
+def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
+    """Sum ``weight`` over equal (src, marking) pairs."""
+    if len(src) <= 1:
+        return src, markings, weight
+    rows = np.concatenate([src[:, None].astype(np.int64).view(np.int32).reshape(len(src), 2),
+                           markings], axis=1)
+    rows = np.ascontiguousarray(rows, dtype=np.int32)
+    keys = rows.view(np.dtype((np.void, 4 * rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return src[first], markings[first], np.bincount(inverse.ravel(), weights=weight)
+
+
+class _Explorer:
+    def __init__(self, net: Net, max_states: int, progress: bool):
+        self.net = net
+        self.max_states = max_states
+        self.progress = progress and sys.stderr.isatty()
+        self.timed = net.timed
+        self.instant = net.instant
+        self.priorities = np.array([a.priority for a in self.instant], dtype=float)
+        self.index = _MarkingIndex(len(net.places))
+        self.src, self.dst, self.rate = [], [], []
+        self.timed_rows, self.timed_cols, self.timed_vals = [], [], []
+        self.imp_rows, self.imp_cols, self.imp_vals = [], [], []
+
+    # ---- the instantaneous part
+    def _instant_choices(self, markings: np.ndarray):
+        """For a batch of markings: which instantaneous activities may fire, with what probability.
+
+        Returns (vanishing mask, list of (activity position, row indices, probabilities)).
+        """
+        n = len(markings)
+        if not self.instant or n == 0:
+            return np.zeros(n, dtype=bool), []
+        enabled = np.zeros((n, len(self.instant)), dtype=bool)
+        for j, a in enumerate(self.instant):
+            enabled[:, j] = self.net.enabled(a, markings)
+        vanishing = enabled.any(axis=1)
+        if not vanishing.any():
+            return vanishing, []
+        prio = np.where(enabled, self.priorities, -np.inf)
+        chosen = enabled & (prio == prio.max(axis=1, keepdims=True))
+        weights = np.zeros(chosen.shape)
+        for j, a in enumerate(self.instant):
+            rows = np.flatnonzero(chosen[:, j])
+            if rows.size:
+                weights[rows, j] = self.net.weight(a, markings[rows])
+        total = weights.sum(axis=1)
+        stuck = vanishing & (total <= 0)
+        if stuck.any():
+            row = int(np.flatnonzero(stuck)[0])
+            names = [self.instant[j].name for j in np.flatnonzero(chosen[row])]
+            raise TimelessTrapError(
+                f"instantaneous activities {names} are enabled with zero total weight in marking "
+                f"{self.net.describe(markings[row])}"
+            )
+        choices = []
+        for j in range(len(self.instant)):
+            rows = np.flatnonzero(chosen[:, j])
+            if rows.size:
+                choices.append((j, rows, weights[rows, j] / total[rows]))
+        return vanishing, choices
+
+    def _resolve(self, src, weight, markings):
+        """Follow markings through vanishing ones until tangible.
+
+        ``src`` tags each item (the tangible source state, or -1 for the initial
+        marking) and ``weight`` is its rate (or probability). Returns the tangible
+        (src, marking, weight) items; instantaneous firings are recorded as impulses.
+        """
+        out_src, out_mark, out_w = [], [], []
+        seen_vanishing: set[bytes] = set()
+        rounds = 0
+        while len(src):
+            vanishing, choices = self._instant_choices(markings)
+            tangible = ~vanishing
+            out_src.append(src[tangible])
+            out_mark.append(markings[tangible])
+            out_w.append(weight[tangible])
+            if not vanishing.any():
+                break
+            rounds += 1
+            keys = np.ascontiguousarray(markings[vanishing]).view(
+                np.dtype((np.void, markings.dtype.itemsize * markings.shape[1]))).ravel()
+            seen_vanishing.update(keys.tolist())
+            if rounds > len(seen_vanishing) + 1:
+                # a path longer than the number of distinct vanishing markings repeats one:
+                # the vanishing markings have a cycle; solve for its absorption exactly
+                s, m, w = self._resolve_by_solving(src[vanishing], weight[vanishing], markings[vanishing])
+                out_src.append(s)
+                out_mark.append(m)
+                out_w.append(w)
+                break
+            next_src, next_mark, next_w = [], [], []
+            for j, rows, prob in choices:
+                w = weight[rows] * prob
+                self._impulse(src[rows], j, w)
+                next_src.append(src[rows])
+                next_mark.append(self.net.fire(self.instant[j], markings[rows]))
+                next_w.append(w)
+            src, markings, weight = _merge(np.concatenate(next_src), np.concatenate(next_mark),
+                                           np.concatenate(next_w))
+        return _merge(np.concatenate(out_src), np.concatenate(out_mark), np.concatenate(out_w))
+
+    def _impulse(self, src, j, w):
+        keep = src >= 0
+        if keep.any():
+            self.imp_rows.append(src[keep])
+            self.imp_cols.append(np.full(int(keep.sum()), j, dtype=np.int64))
+            self.imp_vals.append(w[keep])
+
+    def _resolve_by_solving(self, src, weight, markings):
+        """Exact absorption into tangible markings when vanishing markings form cycles.
+
+        Builds the graph of all vanishing markings reachable from the items and
+        solves (I - P_VV) X = P_VT for the landing probabilities and
+        (I - P_VV) Y = F for the expected instantaneous firings.
+        """
+        vindex = _MarkingIndex(markings.shape[1])
+        tindex = _MarkingIndex(markings.shape[1])
+        item_ids, frontier = vindex.add(markings)
+        vv, vt, fires = [], [], []              # (from, to, prob) / (from, tangible, prob) / (from, act, prob)
+        while frontier.size:
+            known = len(vindex)
+            block = vindex.markings()[frontier]
+            vanishing, choices = self._instant_choices(block)
+            for j, rows, prob in choices:
+                succ = self.net.fire(self.instant[j], block[rows])
+                fires.append((frontier[rows], np.full(rows.size, j), prob))
+                succ_vanishing, _ = self._instant_choices(succ)
+                tv = np.flatnonzero(~succ_vanishing)
+                if tv.size:
+                    ids, _ = tindex.add(succ[tv])
+                    vt.append((frontier[rows[tv]], ids, prob[tv]))
+                vv_rows = np.flatnonzero(succ_vanishing)
+                if vv_rows.size:
+                    ids, _ = vindex.add(succ[vv_rows])
+                    vv.append((frontier[rows[vv_rows]], ids, prob[vv_rows]))
+            frontier = np.arange(known, len(vindex), dtype=np.int64)
+        nv, nt, ni = len(vindex), len(tindex), len(self.instant)
+
+        def coo(parts, shape):
+            if not parts:
+                return sp.csr_matrix(shape)
+            r, c, v = (np.concatenate(x) for x in zip(*parts))
+            return sp.csr_matrix((v, (r, c)), shape=shape)
+
+        P_vv, P_vt, F = coo(vv, (nv, nv)), coo(vt, (nv, nt)), coo(fires, (nv, ni))
+        self._check_traps(P_vv, P_vt, F, vindex.markings())
+        lu = splu(sp.csc_matrix(sp.identity(nv) - P_vv))
+        X = lu.solve(P_vt.toarray()) if nt else np.zeros((nv, 0))
+        Y = lu.solve(F.toarray())
+        # items -> tangible landings and impulses
+        landing = X[item_ids] * weight[:, None]
+        r, c = np.nonzero(landing)
+        for j in range(ni):
+            self._impulse(src, j, weight * Y[item_ids, j])
+        return src[r], tindex.markings()[c], landing[r, c]
+
+    def _check_traps(self, P_vv, P_vt, F, vmarkings):
+        n, labels = connected_components(P_vv, directed=True, connection="strong")
+        exits = np.asarray(P_vt.sum(axis=1)).ravel()
+        coo = P_vv.tocoo()
+        leaves = np.zeros(n, dtype=bool)
+        leaves[labels[coo.row][labels[coo.row] != labels[coo.col]]] = True
+        for c in range(n):
+            members = np.flatnonzero(labels == c)
+            if leaves[c] or exits[members].sum() > 0:
+                continue
+            acts = sorted({self.instant[j].name for j in F[members].tocoo().col})
+            raise TimelessTrapError(
+                f"timeless trap: instantaneous activities {acts} fire forever among "
+                f"{len(members)} vanishing marking(s), e.g. {self.net.describe(vmarkings[members[0]])}"
+            )
+
+    # ---- the timed part
+    def _expand_block(self, ids: np.ndarray, block: np.ndarray):
+        srcs, marks, weights = [], [], []
+        for t_pos, a in enumerate(self.timed):
+            rows = np.flatnonzero(self.net.enabled(a, block))
+            if rows.size == 0:
+                continue
+            rates = self.net.rate(a, block[rows])
+            positive = rates > 0
+            rows, rates = rows[positive], rates[positive]
+            if rows.size == 0:
+                continue
+            self.timed_rows.append(ids[rows])
+            self.timed_cols.append(np.full(rows.size, t_pos, dtype=np.int64))
+            self.timed_vals.append(rates)
+            srcs.append(ids[rows])
+            marks.append(self.net.fire(a, block[rows]))
+            weights.append(rates)
+        if not srcs:
+            return
+        src, mark, w = self._resolve(np.concatenate(srcs), np.concatenate(weights), np.concatenate(marks))
+        dst, _ = self._add_states(mark)
+        keep = dst != src
+        self.src.append(src[keep])
+        self.dst.append(dst[keep])
+        self.rate.append(w[keep])
+
+    def _add_states(self, markings):
+        ids, new = self.index.add(markings)
+        if len(self.index) > self.max_states:
+            raise StateSpaceLimitError(
+                f"more than {self.max_states:,} tangible markings (max_states); use a smaller "
+                f"configuration or raise max_states"
+            )
+        return ids, new
+
+    def run(self, started: float) -> StateSpace:
+        net = self.net
+        m0 = net.initial_marking()[None, :]
+        src0, mark0, w0 = self._resolve(np.array([-1]), np.array([1.0]), m0)
+        ids0, frontier = self._add_states(mark0)
+        last_report = time.perf_counter()
+        while frontier.size:
+            known = len(self.index)
+            for start in range(0, frontier.size, FRONTIER_BLOCK):
+                ids = frontier[start:start + FRONTIER_BLOCK]
+                self._expand_block(ids, self.index.markings()[ids])
+            frontier = np.arange(known, len(self.index), dtype=np.int64)
+            if self.progress and time.perf_counter() - last_report > 0.5:
+                last_report = time.perf_counter()
+                rate = len(self.index) / (last_report - started)
+                print(f"\rexploring: {len(self.index):,} states, frontier {frontier.size:,}, "
+                      f"{rate:,.0f} states/s", end="", file=sys.stderr, flush=True)
+        if self.progress:
+            print(file=sys.stderr)
+        n = len(self.index)
+        initial = np.bincount(ids0, weights=w0, minlength=n)
+
+        def cat(parts, dtype):
+            return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+
+        timed_rates = sp.csr_matrix(
+            (cat(self.timed_vals, float), (cat(self.timed_rows, np.int64), cat(self.timed_cols, np.int64))),
+            shape=(n, len(self.timed)))
+        impulses = sp.csr_matrix(
+            (cat(self.imp_vals, float), (cat(self.imp_rows, np.int64), cat(self.imp_cols, np.int64))),
+            shape=(n, len(self.instant)))
+        return StateSpace(
+            net=net, markings=self.index.markings().copy(), initial=initial,
+            src=cat(self.src, np.int64), dst=cat(self.dst, np.int64), rate=cat(self.rate, float),
+            timed_rates=timed_rates, impulses=impulses, seconds=time.perf_counter() - started,
+        )
