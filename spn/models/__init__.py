@@ -1,0 +1,1 @@
+"""Ready-made application models (sub-models and builders)."""
