@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from spn.exceptions import ConvergenceError, ModelError
 from spn.measures import JobMeasures, job_measures
-from spn.models.mapreduce import END_ACTIVITY, mapreduce_net
+from spn.models.dag import build
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import explore
 
@@ -60,31 +60,20 @@ class SolveReport:
 
 
 def build_net(desc):
-    """The net of a description and the name of the activity that completes a job."""
-    problems = []
-    for phase in desc.phases:
-        if phase.distribution not in ANALYTIC_DISTRIBUTIONS:
-            problems.append(
-                f"phases.{phase.name}.distribution: {phase.distribution!r} has no exact CTMC; "
-                f"the analytic solver takes erlang or exponential task times (use `spn simulate`)"
-            )
-    names = [p.name for p in desc.phases]
-    if len(desc.phases) != 2 or tuple(desc.edges) != ((names[0], names[1]),):
-        problems.append(
-            f"phases: this version solves a map phase followed by a reduce phase "
-            f"(two phases, one edge); got phases {names} with edges {list(map(list, desc.edges))}"
-        )
+    """The composed net of a description and the name of the activity that completes a job.
+
+    Task-time laws other than Erlang/exponential have no exact CTMC: they are
+    reported here, pointing to simulation.
+    """
+    problems = [
+        f"phases.{phase.name}.distribution: {phase.distribution!r} has no exact CTMC; "
+        f"the analytic solver takes erlang or exponential task times (use `spn simulate`)"
+        for phase in desc.phases if phase.distribution not in ANALYTIC_DISTRIBUTIONS
+    ]
     if problems:
         raise ModelError(problems)
-    first, second = desc.phases
-    net = mapreduce_net(
-        users=desc.workload.users, think_time=desc.workload.think_time,
-        containers=desc.cluster.containers,
-        map_tasks=first.tasks, map_time=first.task_time, map_shape=first.shape,
-        reduce_tasks=second.tasks, reduce_time=second.task_time, reduce_shape=second.shape,
-        name=desc.name,
-    )
-    return net, END_ACTIVITY
+    app = build(desc)
+    return app.net, app.end_activity
 
 
 def solve_description(desc, *, method: str = "auto", tol: float = 1e-10,

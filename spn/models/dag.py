@@ -1,0 +1,148 @@
+"""A DAG of phases becomes a composite net (paper 002, §4.3 and Fig. 6; DESIGN §3.4).
+
+think → first fork → phases → ... → end: the first fork (which holds the
+capacity-scheduler token PEJ) starts every source phase; a phase with several
+successors ends in a fork, a phase with several predecessors starts with a join,
+and several sinks are joined into one end that returns the user to thinking.
+
+Choices the paper leaves open, made here:
+
+- The capacity-scheduler gate sits on the last phase in topological order (list
+  order breaks ties). With one sink that is the sink; with several sinks it is the
+  one listed last.
+- Container conflicts: allocation activities carry their phase's ``priority``
+  (higher first); phases of equal priority get a free container with equal
+  probability. Control activities (phase start/end, forks, joins, the gate) fire
+  before any allocation, so containers are handed out once the control flow of the
+  marking has settled.
+
+>>> import networkx as nx
+>>> g = nx.DiGraph()
+>>> g.add_node("map", tasks=2, task_time=1.0); g.add_node("reduce", tasks=1, task_time=1.0)
+>>> g.add_edge("map", "reduce")
+>>> app = build_application(g, users=1, think_time=5.0, containers=2)
+>>> app.end_activity
+'reduce.IAF'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from spn.compose import compose
+from spn.exceptions import ModelError
+from spn.models import submodels
+from spn.net import Net
+
+#: sub-model names the builder uses for its own blocks
+RESERVED = ("think", "pool", "start", "end")
+
+
+@dataclass(frozen=True)
+class ApplicationNet:
+    """A composed application net and what the measures need to know about it."""
+
+    net: Net
+    end_activity: str          # its firing completes a job
+    gate_phase: str            # the phase that returns the capacity-scheduler token
+    users: int
+    think_time: float
+    containers: int
+
+
+def dag_from_description(desc) -> nx.DiGraph:
+    """The phase graph of a :class:`~spn.io.description.Description` (node attributes: the phase fields)."""
+    graph = nx.DiGraph()
+    for i, p in enumerate(desc.phases):
+        graph.add_node(p.name, tasks=p.tasks, task_time=p.task_time, shape=p.shape,
+                       priority=p.priority, order=i)
+    graph.add_edges_from(desc.edges)
+    return graph
+
+
+def build_application(graph: nx.DiGraph, *, users: int, think_time: float, containers: int,
+                      name: str = "application") -> ApplicationNet:
+    """Compose think, pool, forks, joins and phases for a DAG of phases.
+
+    Node attributes: ``tasks``, ``task_time``, optional ``shape`` (1), ``priority`` (0)
+    and ``order`` (tie-break of the topological order; default: insertion order).
+    """
+    _check(graph)
+    position = {v: graph.nodes[v].get("order", i) for i, v in enumerate(graph.nodes)}
+    topo = list(nx.lexicographical_topological_sort(graph, key=lambda v: position[v]))
+    sources = [v for v in topo if graph.in_degree(v) == 0]
+    sinks = [v for v in topo if graph.out_degree(v) == 0]
+    gate_phase = topo[-1]
+    control = max(float(graph.nodes[v].get("priority", 0)) for v in topo) + 1
+
+    parts = [submodels.think(users, think_time), submodels.pool(containers),
+             submodels.fork("start", len(sources), gate=True, control_priority=control)]
+    for v in topo:
+        a = graph.nodes[v]
+        parts.append(submodels.phase(v, tasks=a["tasks"], task_time=a["task_time"],
+                                     shape=a.get("shape", 1), priority=a.get("priority", 0),
+                                     control_priority=control, last=(v == gate_phase)))
+        if graph.out_degree(v) > 1:
+            parts.append(submodels.fork(f"fork@{v}", graph.out_degree(v), control_priority=control))
+        if graph.in_degree(v) > 1:
+            parts.append(submodels.join(f"join@{v}", graph.in_degree(v), control_priority=control))
+    if len(sinks) > 1:
+        parts.append(submodels.join("end", len(sinks), control_priority=control))
+
+    def leaving(u, v):          # the interface place a token for edge u -> v leaves from
+        succ = sorted(graph.successors(u), key=position.get)
+        return (u, "end") if len(succ) == 1 else (f"fork@{u}", f"out{succ.index(v) + 1}")
+
+    def entering(u, v):         # the interface place a token for edge u -> v arrives at
+        pred = sorted(graph.predecessors(v), key=position.get)
+        return (v, "start") if len(pred) == 1 else (f"join@{v}", f"in{pred.index(u) + 1}")
+
+    done = (sinks[0], "end") if len(sinks) == 1 else ("end", "out")
+    shared = {
+        "PJ": [("think", "thinking"), done],
+        "PWJ": [("think", "waiting"), ("start", "in")],
+        "PC": [("pool", "containers")] + [(v, "containers") for v in topo],
+        "PEJ": [("start", "gate"), (gate_phase, "gate")],
+    }
+    for i, v in enumerate(sources, start=1):
+        shared[f"start->{v}"] = [("start", f"out{i}"), (v, "start")]
+    for u, v in sorted(graph.edges, key=lambda e: (position[e[0]], position[e[1]])):
+        shared[f"{u}->{v}"] = [leaving(u, v), entering(u, v)]
+    for v in topo:
+        if graph.out_degree(v) > 1:
+            shared[f"{v}->fork"] = [(v, "end"), (f"fork@{v}", "in")]
+        if graph.in_degree(v) > 1:
+            shared[f"join->{v}"] = [(f"join@{v}", "out"), (v, "start")]
+    if len(sinks) > 1:
+        for i, v in enumerate(sinks, start=1):
+            shared[f"{v}->end"] = [(v, "end"), ("end", f"in{i}")]
+
+    net = compose(parts, shared, name=name)
+    end_activity = f"{sinks[0]}.IAF" if len(sinks) == 1 else "end.IA0"
+    return ApplicationNet(net, end_activity, gate_phase, users, think_time, containers)
+
+
+def build(desc) -> ApplicationNet:
+    """The composed net of a model description."""
+    return build_application(dag_from_description(desc), users=desc.workload.users,
+                             think_time=desc.workload.think_time,
+                             containers=desc.cluster.containers, name=desc.name)
+
+
+def _check(graph):
+    problems = []
+    if graph.number_of_nodes() == 0:
+        problems.append("the DAG has no phases")
+    for v in graph.nodes:
+        if v in RESERVED or "@" in str(v):
+            problems.append(f"phase name {v!r} is reserved (reserved: {', '.join(RESERVED)}, and names with '@')")
+        for key in ("tasks", "task_time"):
+            if key not in graph.nodes[v]:
+                problems.append(f"phase {v!r} has no {key}")
+    if graph.number_of_nodes() and not nx.is_directed_acyclic_graph(graph):
+        cycle = nx.find_cycle(graph)
+        problems.append("phases form a cycle: " + " -> ".join([u for u, _ in cycle] + [cycle[0][0]]))
+    if problems:
+        raise ModelError(problems)
