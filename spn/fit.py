@@ -1,0 +1,246 @@
+"""Task-time distributions from measured task durations (seconds).
+
+The analytic model times every task of a phase with an Erlang(k, mean) law
+(k = 1 is exponential; a larger k is less variable: its squared coefficient
+of variation is 1/k). This module picks k and the mean from measurements:
+
+- :func:`fit_erlang_moments`: k = round(mean^2 / variance), the quick rule;
+- :func:`fit_erlang_mle`: the k (1..max_shape) of highest likelihood, with the
+  rate at its maximum-likelihood value k/mean for each k;
+- :func:`fit_phase`: cleans a phase's durations, fits, and keeps the sorted
+  sample for simulation (``distribution: empirical``).
+
+Every fit reports its Kolmogorov-Smirnov statistic against the fitted Erlang,
+so a poor fit (a phase with stragglers, say) is visible, not hidden.
+
+Which durations to give it (the rule used by ``spn``): **successful attempts
+only**. A failed attempt's time is reported separately (see
+``spn.io.sparklog.failed_attempt_seconds``), not fitted: it is lost work, not
+a sample of a task's time; a killed speculative copy is not a task at all
+(its task's time is the attempt that succeeded). The readers'
+``stage_task_durations`` (Spark) and ``attempt_durations`` (MapReduce) already
+return exactly these.
+
+The fits are deterministic; the one stochastic function here,
+:func:`erlang_samples`, takes ``seed`` (an int, a ``numpy.random.Generator``
+or ``None``) and never touches global random state.
+
+>>> fit = fit_erlang_mle(erlang_samples(3, 2.0, 2000, seed=1))
+>>> fit.shape, round(fit.mean, 1)
+(3, 2.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.special
+import scipy.stats
+
+__all__ = [
+    "ErlangFit",
+    "PhaseFit",
+    "fit_erlang_moments",
+    "fit_erlang_mle",
+    "fit_phase",
+    "erlang_loglik",
+    "erlang_samples",
+    "phase_description",
+]
+
+
+@dataclass(frozen=True)
+class ErlangFit:
+    """An Erlang(``shape``, ``mean``) fitted to ``n`` durations.
+
+    ``loglik`` is the log-likelihood of the sample under the fit; ``ks`` and
+    ``ks_pvalue`` are the Kolmogorov-Smirnov statistic and p-value against the
+    fitted law (``None`` for a single sample). The p-value is optimistic:
+    the law was fitted to the same sample. ``method`` is ``"mle"`` or ``"moments"``.
+
+    >>> ErlangFit(shape=4, mean=2.0, n=10, loglik=-9.0, ks=0.1, ks_pvalue=0.9, method="mle").scv
+    0.25
+    """
+
+    shape: int
+    mean: float
+    n: int
+    loglik: float
+    ks: float | None
+    ks_pvalue: float | None
+    method: str
+
+    @property
+    def rate(self) -> float:
+        """Rate of each of the ``shape`` exponential stages: shape / mean."""
+        return self.shape / self.mean
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation of the fitted law: 1 / shape."""
+        return 1.0 / self.shape
+
+
+@dataclass(frozen=True)
+class PhaseFit:
+    """A phase's fitted task time plus the sample it came from.
+
+    ``samples`` are the positive durations used, sorted (ready for an
+    empirical task time); ``dropped`` counts the zero or negative durations
+    left out.
+    """
+
+    fit: ErlangFit
+    samples: tuple[float, ...]
+    dropped: int
+
+
+def erlang_loglik(samples, shape: int, mean: float) -> float:
+    """Log-likelihood of positive ``samples`` under Erlang(``shape``, ``mean``).
+
+    Closed form of ``scipy.stats.gamma.logpdf(x, shape, scale=mean/shape).sum()``:
+    n (k ln(k/m) - ln Gamma(k)) + (k - 1) sum ln x - (k/m) sum x.
+
+    >>> round(erlang_loglik([1.0, 2.0], 1, 1.5), 6) == round(2 * math.log(1 / 1.5) - 3 / 1.5, 6)
+    True
+    """
+    x = _positive_samples(samples)
+    rate = shape / mean
+    return float(
+        x.size * (shape * math.log(rate) - math.lgamma(shape))
+        + (shape - 1) * np.log(x).sum()
+        - rate * x.sum()
+    )
+
+
+def fit_erlang_moments(samples, max_shape: int = 50) -> ErlangFit:
+    """Erlang by moments: mean = sample mean, k = round(mean^2 / variance) clipped to [1, max_shape].
+
+    The variance is the unbiased one (ddof=1); a sample with no spread (or of
+    size 1) gets ``max_shape`` (nearly deterministic) or 1 (size 1).
+
+    >>> fit_erlang_moments([1.0, 2.0, 3.0]).shape   # mean 2, variance 1
+    4
+    """
+    x = _positive_samples(samples)
+    _check_max_shape(max_shape)
+    mean = float(x.mean())
+    if x.size == 1:
+        shape = 1
+    else:
+        variance = float(x.var(ddof=1))
+        shape = max_shape if variance == 0.0 else int(round(mean * mean / variance))
+        shape = min(max(shape, 1), max_shape)
+    return _erlang_fit(x, shape, mean, "moments")
+
+
+def fit_erlang_mle(samples, max_shape: int = 50) -> ErlangFit:
+    """Erlang by maximum likelihood over the integer shapes 1..max_shape.
+
+    For a given k the likelihood is highest at rate k/mean (mean = sample
+    mean), so only k is searched: the k with the largest
+    :func:`erlang_loglik` wins (the smaller k on a tie).
+
+    >>> fit_erlang_mle([2.0]).shape, fit_erlang_mle([2.0]).ks is None
+    (1, True)
+    """
+    x = _positive_samples(samples)
+    _check_max_shape(max_shape)
+    mean = float(x.mean())
+    if x.size == 1:
+        return _erlang_fit(x, 1, mean, "mle")
+    shapes = np.arange(1, max_shape + 1, dtype=float)
+    logliks = (
+        x.size * (shapes * np.log(shapes / mean) - scipy.special.gammaln(shapes))
+        + (shapes - 1.0) * np.log(x).sum()
+        - shapes / mean * x.sum()
+    )
+    shape = int(shapes[int(np.argmax(logliks))])
+    return _erlang_fit(x, shape, mean, "mle")
+
+
+def fit_phase(durations, *, method: str = "mle", max_shape: int = 50) -> PhaseFit:
+    """Fit one phase's task durations (seconds): drop those <= 0, fit, keep the sorted sample.
+
+    ``method`` is ``"mle"`` (default) or ``"moments"``. Raises ``ValueError``
+    when no positive duration is left or a duration is not finite.
+
+    >>> pf = fit_phase([0.0, 2.0, 3.0, 4.0])
+    >>> pf.dropped, pf.samples, pf.fit.n
+    (1, (2.0, 3.0, 4.0), 3)
+    """
+    x = np.asarray(durations, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("no task durations to fit (empty sample)")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("task durations must be finite numbers (found NaN or infinity)")
+    kept = np.sort(x[x > 0])
+    dropped = int(x.size - kept.size)
+    if kept.size == 0:
+        raise ValueError(f"no positive task durations to fit: all {x.size} are zero or negative")
+    if method == "mle":
+        fit = fit_erlang_mle(kept, max_shape)
+    elif method == "moments":
+        fit = fit_erlang_moments(kept, max_shape)
+    else:
+        raise ValueError(f"method must be 'mle' or 'moments', got {method!r}")
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped)
+
+
+def erlang_samples(shape: int, mean: float, size: int, *, seed=None) -> np.ndarray:
+    """``size`` draws of Erlang(``shape``, ``mean``); ``seed``: int, ``numpy.random.Generator`` or None.
+
+    >>> erlang_samples(2, 3.0, 4, seed=7).shape
+    (4,)
+    """
+    rng = np.random.default_rng(seed)
+    return rng.gamma(shape, mean / shape, size)
+
+
+def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: bool = False) -> dict:
+    """One ``phases`` entry of a model description (DESIGN.md section 4) from a fit.
+
+    Erlang by default; ``empirical=True`` keeps the measured sample instead
+    (simulation only).
+
+    >>> phase_description("map", 4, fit_phase([2.0, 2.2, 1.8, 2.1]))["shape"]
+    50
+    """
+    if empirical:
+        return {"name": name, "tasks": tasks, "task_time": phase_fit.fit.mean,
+                "distribution": "empirical", "samples": list(phase_fit.samples)}
+    return {"name": name, "tasks": tasks, "task_time": phase_fit.fit.mean, "shape": phase_fit.fit.shape}
+
+
+# --------------------------------------------------------------------------
+
+
+def _positive_samples(samples) -> np.ndarray:
+    x = np.asarray(samples, dtype=float).ravel()
+    if x.size == 0:
+        raise ValueError("no task durations to fit (empty sample)")
+    if not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError(
+            "task durations must be finite and > 0 (use fit_phase to drop zero or negative ones)"
+        )
+    return x
+
+
+def _check_max_shape(max_shape: int) -> None:
+    if int(max_shape) != max_shape or max_shape < 1:
+        raise ValueError(f"max_shape must be an integer >= 1, got {max_shape!r}")
+
+
+def _erlang_fit(x: np.ndarray, shape: int, mean: float, method: str) -> ErlangFit:
+    """The :class:`ErlangFit` of ``x`` for a chosen shape and mean, with its goodness of fit."""
+    if x.size > 1:
+        test = scipy.stats.kstest(x, "gamma", args=(shape, 0.0, mean / shape))
+        ks, ks_pvalue = float(test.statistic), float(test.pvalue)
+    else:
+        ks = ks_pvalue = None
+    return ErlangFit(
+        shape=shape, mean=mean, n=int(x.size), loglik=erlang_loglik(x, shape, mean),
+        ks=ks, ks_pvalue=ks_pvalue, method=method,
+    )
