@@ -357,8 +357,9 @@ class _Explorer:
         ids, new = self.index.add(markings)
         if len(self.index) > self.max_states:
             raise StateSpaceLimitError(
-                f"more than {self.max_states:,} tangible markings (max_states); use a smaller "
-                f"configuration or raise max_states"
+                f"more than {self.max_states:,} tangible markings (max_states): solve a smaller "
+                f"configuration, raise --max-states if memory allows, or estimate it by simulation "
+                f"(spn simulate)"
             )
         return ids, new
 
