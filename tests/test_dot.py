@@ -1,5 +1,6 @@
 """Drawing nets: DOT text with sub-models as clusters, rendering through Graphviz."""
 
+import re
 import shutil
 
 import pytest
@@ -20,7 +21,7 @@ FORK_JOIN = {
 def test_every_place_and_activity_is_drawn_once_and_sub_models_are_clusters():
     net = build(parse_description(FORK_JOIN)).net
     text = to_dot(net)
-    nodes = [line.split(" [")[0].strip() for line in text.splitlines() if "->" not in line and " [" in line]
+    nodes = re.findall(r'^\s*("[pa]:[^"]*") \[', text, flags=re.M)
     assert sorted(nodes) == sorted([f'"p:{p.name}"' for p in net.places] + [f'"a:{a.name}"' for a in net.activities])
     for sub in ("a", "b", "c", "think", "start", "join@c"):
         assert f'subgraph "cluster_{sub}"' in text
