@@ -259,9 +259,11 @@ class Net:
     def enabled(self, activity: _Activity, markings: np.ndarray) -> np.ndarray:
         """Boolean array: which markings enable ``activity`` (arcs, inhibitors, input gates)."""
         need, _, inhibit_idx, inhibit_bound = self._vectors[activity.name]
-        ok = np.all(markings >= need, axis=1)
-        if inhibit_idx.size:
-            ok &= np.all(markings[:, inhibit_idx] < inhibit_bound, axis=1)
+        ok = np.ones(len(markings), dtype=bool)
+        for j in np.flatnonzero(need):          # only the input places: one column each
+            ok &= markings[:, j] >= need[j]
+        for j, bound in zip(inhibit_idx, inhibit_bound):
+            ok &= markings[:, j] < bound
         for gate in activity.input_gates:
             rows = np.flatnonzero(ok)
             if rows.size == 0:
