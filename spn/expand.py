@@ -8,7 +8,7 @@ every token (task) spends an Erlang(k, mean) time in the chain. Gates still read
 ``m["P"]`` (the sum of the stages), throughput of ``t`` is that of ``t_k``.
 Shape 1 is just an exponential activity of rate ``1/mean``.
 
->>> from spn.net import Net, Place, TimedActivity, Erlang
+>>> from spn.net import InputGate, Net, Place, TimedActivity, Erlang
 >>> net = Net([Place("P", 2), Place("Done")],
 ...           [TimedActivity("t", inputs={"P": 1}, outputs={"Done": 1},
 ...                          erlang=Erlang(3, 1.5), servers="infinite")])
@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from spn.exceptions import ModelError
-from spn.net import Net, Place, TimedActivity
+from spn.net import InputGate, Net, Place, TimedActivity
 
 
 def expand_erlang(net: Net) -> Net:
@@ -55,9 +55,9 @@ def expand_erlang(net: Net) -> Net:
         split[place] = tuple(f"{place}_{i}" for i in range(1, a.erlang.shape + 1))
     for other in net.activities:
         for place in split:
-            if other not in to_expand and (place in other.inputs or place in other.inhibitors):
+            if other not in to_expand and place in other.inputs:
                 problems.append(
-                    f"activity {other.name!r} consumes or inhibits on {place!r}, the private input "
+                    f"activity {other.name!r} consumes from {place!r}, the private input "
                     f"place of an Erlang activity"
                 )
     clash = {s for stages in split.values() for s in stages} & set(net.place_index)
@@ -96,10 +96,22 @@ def expand_erlang(net: Net) -> Net:
                 ))
             aliases[a.name] = f"{a.name}_{k}"
         else:
-            activities.append(dataclasses.replace(a, outputs=redirect(a.outputs)))
+            activities.append(_inhibit_on_stages(a, split, redirect))
     aggregates = {**net.aggregates, **split}
     return _exponential(Net(places, activities, name=net.name, aggregates=aggregates,
                             activity_aliases=aliases))
+
+
+def _inhibit_on_stages(a, split, redirect):
+    """Redirect output arcs to first stages; an inhibitor arc on a split place becomes an input
+    gate on the sum of its stages (the tokens the place would have held)."""
+    inhibitors = {q: b for q, b in a.inhibitors.items() if q not in split}
+    gates = tuple(
+        InputGate(lambda m, q=q, b=b: m[q] < b, name=f"inhibitor {q}>={b}")
+        for q, b in a.inhibitors.items() if q in split
+    )
+    return dataclasses.replace(a, outputs=redirect(a.outputs), inhibitors=inhibitors,
+                               input_gates=gates + a.input_gates)
 
 
 def _exponential(net: Net) -> Net:

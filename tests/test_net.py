@@ -104,7 +104,7 @@ def test_erlang_expansion_builds_a_chain_of_stages():
 def test_erlang_needs_a_private_input_place_and_infinite_servers():
     with pytest.raises(ModelError, match="servers='infinite'"):
         expand_erlang(Net([Place("a", 1)], [TimedActivity("t", inputs={"a": 1}, erlang=Erlang(2, 1.0))]))
-    with pytest.raises(ModelError, match="consumes or inhibits on 'a'"):
+    with pytest.raises(ModelError, match="consumes from 'a'"):
         expand_erlang(Net([Place("a", 1)], [
             TimedActivity("t", inputs={"a": 1}, erlang=Erlang(2, 1.0), servers="infinite"),
             TimedActivity("u", inputs={"a": 1}, rate=1.0),
@@ -115,3 +115,15 @@ def test_shape_one_erlang_is_plain_exponential():
     net = Net([Place("a", 1)], [TimedActivity("t", inputs={"a": 1}, erlang=Erlang(1, 4.0))])
     flat = expand_erlang(net)
     assert flat.activity("t").rate == 0.25 and flat.activity("t").erlang is None
+
+
+def test_inhibitor_on_a_split_place_counts_every_stage():
+    net = Net([Place("run", 0), Place("src", 3)], [
+        TimedActivity("admit", inputs={"src": 1}, outputs={"run": 1}, inhibitors={"run": 2}, rate=1.0),
+        TimedActivity("task", inputs={"run": 1}, outputs={"src": 1}, erlang=Erlang(2, 1.0), servers="infinite"),
+    ])
+    flat = expand_erlang(net)
+    admit = flat.activity("admit")
+    m = np.array([[1, 0, 2], [0, 1, 2], [1, 1, 1]], dtype=np.int32)   # run_1, run_2, src
+    assert [p.name for p in flat.places] == ["run_1", "run_2", "src"]
+    assert flat.enabled(admit, m).tolist() == [True, True, False]
