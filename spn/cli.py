@@ -181,7 +181,223 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the JSON Schema (draft 2020-12) that model descriptions must satisfy.",
     )
     show_schema.set_defaults(run=_schema)
+    _add_simulation_commands(commands)
     return parser
+
+
+# --------------------------------------------------------------------------
+# spn simulate / spn compare (issue 5)
+# --------------------------------------------------------------------------
+
+
+def _add_simulation_commands(commands) -> None:
+    """The ``simulate`` and ``compare`` sub-commands."""
+    simulate = commands.add_parser(
+        "simulate",
+        help="estimate the measures by simulation, with confidence intervals",
+        description="Simulate a model description (any task-time law) in independent replications and "
+        "report the mean execution time, throughput and utilisation with Student-t confidence intervals.",
+    )
+    compare = commands.add_parser(
+        "compare",
+        help="analytic solution and both simulators side by side",
+        description="Solve a model description analytically (Erlang/exponential laws only) and simulate it "
+        "with the net and the cluster simulators; flag analytic values outside a simulation interval.",
+    )
+    for sub in (simulate, compare):
+        sub.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+        sub.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
+                         help="override a value, e.g. workload.users=5 (repeatable)")
+        sub.add_argument("--replications", type=_int_at_least_two, default=10, metavar="R",
+                         help="replications run first (default: 10); with --rel-precision 0, exactly R")
+        sub.add_argument("--seed", type=_seed, default=None, metavar="S",
+                         help="random seed (an integer >= 0); the same seed repeats the run exactly")
+        sub.add_argument("--confidence", type=_probability, default=0.95, metavar="P",
+                         help="confidence level of the intervals (default: 0.95)")
+        sub.add_argument("--rel-precision", type=_non_negative_float, default=0.01, metavar="E",
+                         help="add replications until the interval of the mean execution time has relative "
+                         "half-width <= E (default: 0.01; 0 turns the rule off)")
+        sub.add_argument("--max-replications", type=_int_at_least_two, default=2000, metavar="N",
+                         help="stop adding replications at N (default: 2000)")
+        sub.add_argument("--max-seconds", type=_positive_float, default=None, metavar="T",
+                         help="stop adding replications after T seconds of simulation")
+        sub.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    simulate.add_argument("--engine", choices=("net", "cluster"), default="net",
+                          help="net: the application net (default); cluster: the job-level simulator")
+    simulate.add_argument("--jobs", type=_positive_int, default=None, metavar="K",
+                          help="job completions measured per replication (default: max(200, 20 N))")
+    simulate.add_argument("--warmup-jobs", type=_non_negative_int, default=None, metavar="W",
+                          help="job completions discarded at the start of each replication (default: 2 N + 10)")
+    simulate.add_argument("--pool-finished-tasks", action="store_true",
+                          help="cluster engine: count a phase's finished tasks across jobs, as the net does "
+                          "(to measure what that modelling assumption changes)")
+    simulate.set_defaults(run=_simulate)
+    compare.add_argument("--method", choices=METHODS, default="auto", help="steady-state solver (default: auto)")
+    compare.add_argument("--max-states", type=_positive_int, default=2_000_000, metavar="N",
+                         help="skip the analytic solution past N tangible states (default: 2000000)")
+    compare.set_defaults(run=_compare)
+
+
+def _simulate(args) -> int:
+    """``spn simulate``: description -> replications -> estimates on stdout."""
+    description = load_description(args.model, args.set)
+    from spn.simulation import simulate_description
+
+    report = simulate_description(
+        description, engine=args.engine, seed=args.seed, replications=args.replications,
+        confidence=args.confidence, rel_precision=args.rel_precision, max_replications=args.max_replications,
+        max_seconds=args.max_seconds, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
+        pool_finished_tasks=args.pool_finished_tasks, progress=sys.stderr.isatty() and not args.json,
+    )
+    _warn_precision(report)
+    result = report.as_dict()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_simulation(result))
+    return 0
+
+
+def _compare(args) -> int:
+    """``spn compare``: analytic vs the net and cluster simulators."""
+    description = load_description(args.model, args.set)
+    from spn.simulation import compare_description
+
+    comparison = compare_description(
+        description, seed=args.seed, replications=args.replications, confidence=args.confidence,
+        rel_precision=args.rel_precision, max_replications=args.max_replications, max_seconds=args.max_seconds,
+        method=args.method, max_states=args.max_states, progress=sys.stderr.isatty() and not args.json,
+    )
+    for report in comparison.simulations.values():
+        _warn_precision(report)
+    if args.json:
+        print(json.dumps(comparison.as_dict(), indent=2))
+    else:
+        print(format_comparison(comparison.as_dict()))
+    return 0
+
+
+def _warn_precision(report) -> None:
+    if not report.precision_met:
+        print(f"spn: warning: {report.engine} simulation: relative half-width "
+              f"{100 * report.mean_execution_time.rel_half_width:.3g} % is above --rel-precision "
+              f"{100 * report.rel_precision:g} % after {report.replications} replications "
+              f"(raise --max-replications or --max-seconds)", file=sys.stderr)
+
+
+def _interval(value, low, high, digits=6) -> str:
+    return f"{value:.{digits}g}  [{low:.{digits}g}, {high:.{digits}g}]"
+
+
+def format_simulation(result: dict) -> str:
+    """The human table of ``spn simulate`` for a report's ``as_dict()``."""
+    level = f"{100 * result['confidence']:g}% CI"
+    precision = result["rel_precision"]
+    rule = ("fixed count" if precision is None else
+            f"precision {100 * precision:g} % {'met' if result['precision_met'] else 'NOT MET'}")
+    rows = [
+        ("model", result["model"]),
+        ("engine", result["engine"] + (" (finished tasks pooled across jobs, as in the net)"
+                                       if result.get("pool_finished_tasks") else "")),
+        ("users (N)", f"{result['users']}"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{_interval(result['mean_execution_time'], result['ci_low'], result['ci_high'])} s"
+                                f"  ({level}, +/-{100 * result['rel_half_width']:.2g} %)"),
+        ("throughput", f"{_interval(result['throughput'], result['throughput_ci_low'], result['throughput_ci_high'])}"
+                       f" jobs/s"),
+        ("utilisation", _interval(100 * result["utilization"], 100 * result["utilization_ci_low"],
+                                  100 * result["utilization_ci_high"], 4) + " %"),
+        ("replications", f"{result['replications']} x {result['jobs_per_replication']} jobs "
+                         f"(warm-up {result['warmup_jobs']}), {rule}"),
+        ("events", f"{result['events']:,} timed, {result['instant_firings']:,} instantaneous"),
+        ("seed", f"{result['seed']}"),
+        ("time", f"{result['seconds']:.3f} s"),
+    ]
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+
+
+def format_comparison(result: dict) -> str:
+    """The human table of ``spn compare`` for a comparison's ``as_dict()``."""
+    labels = {"mean_execution_time": "mean execution time (s)", "throughput": "throughput (jobs/s)",
+              "utilization": "utilisation"}
+    engines = list(result["simulations"])
+    level = next(iter(result["simulations"].values()))["confidence"] if engines else 0.95
+    header = ["measure", "analytic"] + [f"{e} simulation ({100 * level:g}% CI)" for e in engines]
+    table = [header]
+    for measure, row in result["measures"].items():
+        line = [labels[measure], "n/a" if row["analytic"] is None else f"{row['analytic']:.6g}"]
+        for e in engines:
+            cell = row[e]
+            mark = " *" if cell["contains_analytic"] is False else ""
+            line.append(f"{_interval(cell['value'], cell['ci_low'], cell['ci_high'])}{mark}")
+        table.append(line)
+    widths = [max(len(r[k]) for r in table) for k in range(len(header))]
+    lines = [f"model {result['model']}"]
+    if result["analytic"] is not None:
+        lines[0] += f" (analytic: {result['analytic']['tangible_states']:,} tangible states)"
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in table]
+    if result["analytic_note"]:
+        lines.append(f"analytic: {result['analytic_note']}")
+    for engine, sim in result["simulations"].items():
+        lines.append(f"{engine}: {sim['replications']} replications, {sim['events']:,} events, "
+                     f"{sim['seconds']:.2f} s")
+    if result["flags"]:
+        lines.append("* analytic value outside the simulation interval:")
+        lines += [f"  {flag}" for flag in result["flags"]]
+    lines.append(f"seed {result['seed']}")
+    return "\n".join(lines)
+
+
+def _int_at_least_two(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
 
 
 def _positive_float(text: str) -> float:

@@ -1,0 +1,254 @@
+"""Simulate a model description: independent replications, confidence intervals, stopping rule.
+
+Each replication starts empty (every user thinking), deletes a warm-up of
+``warmup_jobs`` job completions, then measures over the next ``jobs`` completions.
+Estimates are ratio estimators over the replications (see
+:mod:`spn.simulation.statistics`):
+
+- throughput X = Σ completions / Σ window length;
+- utilisation = Σ ∫ busy containers / (C · Σ window length);
+- mean execution time R, measured directly:
+  * engine ``net``: R = Σ (N·T_i − ∫ PJ dt) / Σ K_i, i.e. (N − time-average of tokens
+    in PJ) / X — Little's law on the jobs that are not thinking. This is exact in
+    the limit and has a smaller variance than N/X − Z, which does not use the
+    observed think times;
+  * engine ``cluster``: the mean of the execution times (submission to end) of the
+    jobs that ended in the window, which the cluster simulator sees one by one.
+
+Stopping rule: after the first ``replications`` replications, while the relative
+half-width of R's interval exceeds ``rel_precision``, more replications are run
+(about as many as the current half-width says are needed, at most doubling the
+count each round) up to ``max_replications`` (and ``max_seconds``).
+
+>>> from spn.io.description import load_description
+>>> desc = load_description("models/mapreduce.yaml")                      # doctest: +SKIP
+>>> report = simulate_description(desc, seed=1, rel_precision=0.02)        # doctest: +SKIP
+>>> report.mean_execution_time.contains(13.336)                            # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from spn.exceptions import ModelError
+from spn.simulation.cluster import ClusterSimulator
+from spn.simulation.distributions import distributions_from_description
+from spn.simulation.engine import NetSimulator
+from spn.simulation.statistics import Estimate, ratio_estimate
+
+ENGINES = ("net", "cluster")
+
+ESTIMATORS = {
+    "net": "R = (N - time-average of tokens in PJ) / X, X = completions / time; "
+           "ratio estimators over independent replications, Student t",
+    "cluster": "R = mean execution time (submission to end) of the jobs ended in the window, "
+               "X = completions / time; ratio estimators over independent replications, Student t",
+}
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    """What ``spn simulate`` prints: three estimates and how they were obtained."""
+
+    model: str
+    engine: str
+    users: int
+    think_time: float
+    containers: int
+    mean_execution_time: Estimate
+    throughput: Estimate
+    utilization: Estimate
+    replications: int
+    confidence: float
+    rel_precision: float | None
+    precision_met: bool
+    jobs: int
+    warmup_jobs: int
+    events: int
+    instant_firings: int
+    seconds: float
+    seed: int
+    pool_finished_tasks: bool = False
+
+    def as_dict(self) -> dict:
+        """The JSON object of ``spn simulate --json`` (DESIGN §5)."""
+        r, x, u = self.mean_execution_time, self.throughput, self.utilization
+        return {
+            "model": self.model,
+            "engine": self.engine,
+            "pool_finished_tasks": self.pool_finished_tasks,
+            "mean_execution_time": r.value,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "rel_half_width": r.rel_half_width,
+            "throughput": x.value,
+            "throughput_ci_low": x.ci_low,
+            "throughput_ci_high": x.ci_high,
+            "utilization": u.value,
+            "utilization_ci_low": u.ci_low,
+            "utilization_ci_high": u.ci_high,
+            "replications": self.replications,
+            "confidence": self.confidence,
+            "rel_precision": self.rel_precision,
+            "precision_met": self.precision_met,
+            "jobs_per_replication": self.jobs,
+            "warmup_jobs": self.warmup_jobs,
+            "events": self.events,
+            "instant_firings": self.instant_firings,
+            "events_per_second": self.events / self.seconds if self.seconds > 0 else None,
+            "seconds": self.seconds,
+            "seed": self.seed,
+            "estimator": ESTIMATORS[self.engine],
+            "users": self.users,
+            "think_time": self.think_time,
+            "containers": self.containers,
+        }
+
+
+def seed_sequence(seed) -> np.random.SeedSequence:
+    """A SeedSequence from ``seed``: an int, a Generator, a SeedSequence or None (fresh entropy).
+
+    >>> seed_sequence(7).entropy
+    7
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        return np.random.SeedSequence(int(seed.integers(0, 2 ** 63)))
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ModelError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
+    return np.random.SeedSequence(None if seed is None else int(seed))
+
+
+def default_run_length(desc) -> tuple[int, int]:
+    """(warm-up jobs, measured jobs) per replication: 2N + 10 and max(200, 20N)."""
+    n = desc.workload.users
+    return 2 * n + 10, max(200, 20 * n)
+
+
+def _net_runner(desc):
+    from spn.models.dag import build
+
+    app = build(desc)
+    sim = NetSimulator(app.net, distributions_from_description(desc))
+    N, C = desc.workload.users, desc.cluster.containers
+
+    def run(seed, warmup, jobs):
+        rep = sim.run(seed, warmup=warmup, length=jobs, count=app.end_activity, observe=("PJ", "PC"))
+        T = rep.duration
+        return (T, rep.count(app.end_activity), N * T - rep.integral("PJ"), C * T - rep.integral("PC"),
+                rep.timed_events, rep.events - rep.timed_events)
+    return run
+
+
+def _cluster_runner(desc, pool_finished_tasks=False):
+    sim = ClusterSimulator(desc, pool_finished_tasks=pool_finished_tasks)
+
+    def run(seed, warmup, jobs):
+        rep = sim.run(seed, warmup=warmup, length=jobs)
+        return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
+    return run
+
+
+def simulate_description(desc, *, engine: str = "net", seed=None, replications: int = 10,
+                         confidence: float = 0.95, rel_precision: float | None = 0.01,
+                         max_replications: int = 2000, max_seconds: float | None = None,
+                         jobs: int | None = None, warmup_jobs: int | None = None,
+                         pool_finished_tasks: bool = False, progress: bool = False) -> SimulationReport:
+    """Estimate mean execution time, throughput and utilisation of a description by simulation.
+
+    ``engine`` is ``"net"`` (the application net, with each phase's task-time law)
+    or ``"cluster"`` (the job-level simulator). ``replications`` is the number run
+    first (at least 2); with ``rel_precision`` (e.g. 0.01) more are added until the
+    interval of R has that relative half-width, up to ``max_replications`` /
+    ``max_seconds``; ``rel_precision=None`` (or 0) runs exactly ``replications``.
+    ``seed``: int, Generator, SeedSequence or None; replication i uses the i-th
+    child of its SeedSequence, so a run repeats exactly with the same seed.
+    ``pool_finished_tasks=True`` (cluster engine only) counts finished tasks of a
+    phase across jobs, as the net does (see :class:`ClusterSimulator`).
+    ``progress=True`` writes a progress line on stderr if it is a terminal.
+    """
+    if engine not in ENGINES:
+        raise ModelError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    problems = []
+    if not (isinstance(replications, (int, np.integer)) and replications >= 2):
+        problems.append(f"replications must be an integer >= 2, got {replications!r}")
+    if not (0 < confidence < 1):
+        problems.append(f"confidence must be in (0, 1), got {confidence!r}")
+    if rel_precision is not None and not (rel_precision >= 0 and math.isfinite(rel_precision)):
+        problems.append(f"rel_precision must be >= 0, got {rel_precision!r}")
+    default_warmup, default_jobs = default_run_length(desc)
+    warmup_jobs = default_warmup if warmup_jobs is None else warmup_jobs
+    jobs = default_jobs if jobs is None else jobs
+    if not (isinstance(jobs, (int, np.integer)) and jobs >= 1):
+        problems.append(f"jobs must be an integer >= 1, got {jobs!r}")
+    if not (isinstance(warmup_jobs, (int, np.integer)) and warmup_jobs >= 0):
+        problems.append(f"warmup_jobs must be an integer >= 0, got {warmup_jobs!r}")
+    if problems:
+        raise ModelError(problems)
+    max_replications = max(int(max_replications), int(replications))
+
+    ss = seed_sequence(seed)
+    if pool_finished_tasks and engine != "cluster":
+        raise ModelError("pool_finished_tasks applies to the cluster engine only")
+    run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks)
+    show = progress and sys.stderr.isatty()
+    started = time.perf_counter()
+    rows = []
+    batch = int(replications)
+    met = False
+    last_shown = 0.0
+    while True:
+        for child in ss.spawn(batch):
+            rows.append(run(np.random.default_rng(child), int(warmup_jobs), int(jobs)))
+            now = time.perf_counter()
+            if show and now - last_shown > 0.25:
+                last_shown = now
+                _show_progress(engine, rows, confidence, now - started)
+        data = np.array(rows, dtype=float)
+        r = ratio_estimate(data[:, 2], data[:, 1], confidence)
+        n = len(rows)
+        if not rel_precision:
+            met = True
+            break
+        if r.rel_half_width <= rel_precision:
+            met = True
+            break
+        if n >= max_replications or (max_seconds is not None and time.perf_counter() - started > max_seconds):
+            break
+        wanted = math.ceil(n * (r.rel_half_width / rel_precision) ** 2 * 1.05) if math.isfinite(
+            r.rel_half_width) else 2 * n
+        batch = max(1, min(wanted - n, n, max_replications - n))
+    seconds = time.perf_counter() - started
+    if show:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    data = np.array(rows, dtype=float)
+    C = desc.cluster.containers
+    return SimulationReport(
+        model=desc.name, engine=engine, users=desc.workload.users, think_time=desc.workload.think_time,
+        containers=C,
+        mean_execution_time=ratio_estimate(data[:, 2], data[:, 1], confidence),
+        throughput=ratio_estimate(data[:, 1], data[:, 0], confidence),
+        utilization=ratio_estimate(data[:, 3], C * data[:, 0], confidence),
+        replications=len(rows), confidence=confidence,
+        rel_precision=rel_precision or None, precision_met=met, jobs=int(jobs), warmup_jobs=int(warmup_jobs),
+        events=int(data[:, 4].sum()), instant_firings=int(data[:, 5].sum()), seconds=seconds,
+        seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks),
+    )
+
+
+def _show_progress(engine, rows, confidence, elapsed):
+    data = np.array(rows, dtype=float)
+    events = data[:, 4].sum() + data[:, 5].sum()
+    line = f"simulating ({engine}): {len(rows)} replications"
+    if len(rows) > 1:
+        r = ratio_estimate(data[:, 2], data[:, 1], confidence)
+        line += f", R = {r.value:.5g} s +/- {100 * r.rel_half_width:.2f} %"
+    line += f", {events / max(elapsed, 1e-9):,.0f} events/s"
+    print("\r\033[K" + line, end="", file=sys.stderr, flush=True)
