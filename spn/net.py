@@ -64,10 +64,12 @@ class MarkingView:
     def __getitem__(self, place: str) -> np.ndarray:
         j = self._index.get(place)
         if j is not None:
-            return self.markings[:, j]
+            column = self.markings[:, j]
+            # compactly stored markings (unsigned) are read as signed, so that m["P"] - 1 < 0 works
+            return column if column.dtype.kind == "i" else column.astype(np.int64)
         stages = self._aggregates.get(place)
         if stages is not None:
-            return self.markings[:, stages].sum(axis=1)
+            return self.markings[:, stages].sum(axis=1, dtype=np.int64)
         raise ModelError(f"unknown place {place!r}")
 
     def __setitem__(self, place: str, value) -> None:

@@ -34,10 +34,13 @@ from scipy.sparse.linalg import splu
 
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.expand import expand_erlang
+from spn.marking_index import MarkingIndex
 from spn.net import MARKING_DTYPE, Net
 
 #: markings of one frontier processed together (bounds the memory of one step)
 FRONTIER_BLOCK = 1 << 16
+#: rounds of instantaneous firings followed before vanishing markings are checked for cycles
+_ACYCLIC_ROUNDS = 64
 
 
 @dataclass
@@ -110,47 +113,6 @@ def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False) ->
 
 
 # --------------------------------------------------------------------------- internals
-class _MarkingIndex:
-    """Assigns consecutive ids to distinct markings (rows), remembering them in order."""
-
-    def __init__(self, n_places: int):
-        self._ids: dict[bytes, int] = {}
-        self._store = np.empty((1024, n_places), dtype=MARKING_DTYPE)
-        self.n_places = n_places
-        self._key = np.dtype((np.void, np.dtype(MARKING_DTYPE).itemsize * n_places))
-
-    def __len__(self):
-        return len(self._ids)
-
-    def add(self, markings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Ids of the rows of ``markings`` (adding unseen ones); also the ids that are new."""
-        markings = np.ascontiguousarray(markings, dtype=MARKING_DTYPE)
-        keys = markings.view(self._key).ravel()
-        ids = np.empty(len(keys), dtype=np.int64)
-        first_new = len(self._ids)
-        table = self._ids
-        get = table.get
-        for i, key in enumerate(keys.tolist()):
-            j = get(key)
-            if j is None:
-                j = len(table)
-                table[key] = j
-            ids[i] = j
-        new = np.arange(first_new, len(table), dtype=np.int64)
-        if new.size:
-            if len(table) > len(self._store):
-                grown = np.empty((max(2 * len(self._store), len(table)), self.n_places), dtype=MARKING_DTYPE)
-                grown[:first_new] = self._store[:first_new]
-                self._store = grown
-            fresh = ids >= first_new
-            self._store[ids[fresh]] = markings[fresh]
-        return ids, new
-
-    def markings(self) -> np.ndarray:
-        """The distinct markings seen so far, row i having id i (a view: copy before keeping)."""
-        return self._store[:len(self._ids)]
-
-
 def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
     """Sum ``weight`` over equal (src, marking) pairs."""
     if len(src) <= 1:
@@ -171,7 +133,7 @@ class _Explorer:
         self.timed = net.timed
         self.instant = net.instant
         self.priorities = np.array([a.priority for a in self.instant], dtype=float)
-        self.index = _MarkingIndex(len(net.places))
+        self.index = MarkingIndex(len(net.places))
         self.src, self.dst, self.rate = [], [], []
         self.timed_rows, self.timed_cols, self.timed_vals = [], [], []
         self.imp_rows, self.imp_cols, self.imp_vals = [], [], []
@@ -233,12 +195,15 @@ class _Explorer:
             if not vanishing.any():
                 break
             rounds += 1
-            keys = np.ascontiguousarray(markings[vanishing]).view(
-                np.dtype((np.void, markings.dtype.itemsize * markings.shape[1]))).ravel()
-            seen_vanishing.update(keys.tolist())
-            if rounds > len(seen_vanishing) + 1:
-                # a path longer than the number of distinct vanishing markings repeats one:
-                # the vanishing markings have a cycle; solve for its absorption exactly
+            n_vanishing = int(vanishing.sum())
+            if rounds > _ACYCLIC_ROUNDS:   # long paths are rare: only then count what they visit
+                keys = np.ascontiguousarray(markings[vanishing]).view(
+                    np.dtype((np.void, markings.dtype.itemsize * markings.shape[1]))).ravel()
+                seen_vanishing.update(keys.tolist())
+            if rounds > _ACYCLIC_ROUNDS + len(seen_vanishing) + 1:
+                # past the first rounds, a path longer than the number of distinct vanishing
+                # markings it visited repeats one: the vanishing markings have a cycle;
+                # solve for the absorption into tangible markings exactly
                 s, m, w = self._resolve_by_solving(src[vanishing], weight[vanishing], markings[vanishing])
                 out_src.append(s)
                 out_mark.append(m)
@@ -251,9 +216,13 @@ class _Explorer:
                 next_src.append(src[rows])
                 next_mark.append(self.net.fire(self.instant[j], markings[rows]))
                 next_w.append(w)
-            src, markings, weight = _merge(np.concatenate(next_src), np.concatenate(next_mark),
-                                           np.concatenate(next_w))
-        return _merge(np.concatenate(out_src), np.concatenate(out_mark), np.concatenate(out_w))
+            src, markings, weight = (np.concatenate(x) for x in (next_src, next_mark, next_w))
+            if len(src) > n_vanishing:
+                # a choice split some paths: merge the ones that met again, or the
+                # interleavings of independent activities would multiply
+                src, markings, weight = _merge(src, markings, weight)
+        # equal (src, marking) pairs left here become duplicate transitions, summed in Q
+        return np.concatenate(out_src), np.concatenate(out_mark), np.concatenate(out_w)
 
     def _impulse(self, src, j, w):
         keep = src >= 0
@@ -269,13 +238,13 @@ class _Explorer:
         solves (I - P_VV) X = P_VT for the landing probabilities and
         (I - P_VV) Y = F for the expected instantaneous firings.
         """
-        vindex = _MarkingIndex(markings.shape[1])
-        tindex = _MarkingIndex(markings.shape[1])
+        vindex = MarkingIndex(markings.shape[1])
+        tindex = MarkingIndex(markings.shape[1])
         item_ids, frontier = vindex.add(markings)
         vv, vt, fires = [], [], []              # (from, to, prob) / (from, tangible, prob) / (from, act, prob)
         while frontier.size:
             known = len(vindex)
-            block = vindex.markings()[frontier]
+            block = vindex.markings()[frontier].astype(MARKING_DTYPE)
             vanishing, choices = self._instant_choices(block)
             for j, rows, prob in choices:
                 succ = self.net.fire(self.instant[j], block[rows])
@@ -308,7 +277,7 @@ class _Explorer:
         r, c = np.nonzero(landing)
         for j in range(ni):
             self._impulse(src, j, weight * Y[item_ids, j])
-        return src[r], tindex.markings()[c], landing[r, c]
+        return src[r], tindex.markings()[c].astype(MARKING_DTYPE), landing[r, c]
 
     def _check_traps(self, P_vv, P_vt, F, vmarkings):
         n, labels = connected_components(P_vv, directed=True, connection="strong")
@@ -373,7 +342,7 @@ class _Explorer:
             known = len(self.index)
             for start in range(0, frontier.size, FRONTIER_BLOCK):
                 ids = frontier[start:start + FRONTIER_BLOCK]
-                self._expand_block(ids, self.index.markings()[ids])
+                self._expand_block(ids, self.index.markings()[ids].astype(MARKING_DTYPE))
             frontier = np.arange(known, len(self.index), dtype=np.int64)
             if self.progress and time.perf_counter() - last_report > 0.5:
                 last_report = time.perf_counter()
