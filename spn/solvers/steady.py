@@ -362,6 +362,9 @@ class _PinnedKrylov:
 
     def y_of(self, x):
         """Iterate ``y`` (with ``y_k = 1``) for a distribution ``x``."""
+        if not x[self.k] > 0:  # clipped to 0: cannot scale, pin elsewhere
+            self.repins += 1
+            self.pin(int(np.argmax(x)))
         return x / x[self.k]
 
     def should_repin(self, x, res):
@@ -433,7 +436,10 @@ def _solve_direct(G, QT, tol, maxiter, x0, callback, omega):
             note = f"; pinned system {why}, re-solved with the normalisation row"
         try:
             x1, res1, n1, refined = _lu_attempt(*system(QT, k), QT, tol)
-        except (RuntimeError, MemoryError) as exc:
+        except MemoryError:
+            errors.append("out of memory")
+            break  # the normalisation row only adds fill
+        except RuntimeError as exc:
             errors.append(str(exc))
             continue
         niter += n1
@@ -726,8 +732,9 @@ def steady_state(
     maxiter : iteration cap (default 3000 for Krylov methods, 100,000 for
         power, 10,000 for SOR).  One iteration is: an inner Krylov step for
         gmres, a BiCGSTAB step (2 products) for bicgstab, one product
-        ``x P`` for power, one forward sweep for sor.  ``direct`` reports 1 plus
-        the number of iterative-refinement steps it needed.
+        ``x P`` for power, one forward sweep for sor.  ``direct`` ignores
+        ``maxiter`` and reports its LU solves: 1, plus iterative-refinement
+        steps and a second factorisation if it needed them.
     x0 : initial distribution (length n) for iterative methods.
     callback : ``callback(niter, x, residual)`` with a copy of the normalised
         iterate ``x`` and its residual; called after every iteration by
