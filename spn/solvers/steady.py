@@ -51,6 +51,8 @@ _GMRES_RESTART = 30
 _ILU_DROP_TOL = 1e-5
 _ILU_FILL_FACTOR = 10.0
 _ILU_PROBE_MAX = 1e6
+#: natural column order for LU/ILU when the envelope is at most this many times nnz
+_NATURAL_ENVELOPE = 20
 _REFINEMENT_STEPS = 2
 _STAGNATION_CYCLES = 20
 _MAX_REPINS = 3
@@ -304,7 +306,28 @@ def _first_pin(x0):
     return 0 if x0 is None else int(np.argmax(x0))
 
 
-def _ilu_or_jacobi(A, b):
+def _ordering(A, otherwise: str) -> str:
+    """Column ordering for SuperLU: the natural one when the matrix hugs its diagonal.
+
+    Fill of an LU factorisation without reordering stays inside the envelope of
+    the matrix (for each row, from its first non-zero to the diagonal; likewise for
+    columns). States explored breadth-first from the initial marking often give a
+    narrow envelope (a job moving forward through its phases), and then the natural
+    order fills far less than any minimum-degree heuristic; otherwise ``otherwise``
+    (measured: COLAMD for complete LU, minimum degree on A+A^T for ILU).
+    """
+    n = A.shape[0]
+    rows, cols = A.tocsr(), A.tocsc()
+    first_in_row = np.minimum.reduceat(rows.indices, rows.indptr[:-1]) if rows.nnz else np.zeros(n)
+    first_in_col = np.minimum.reduceat(cols.indices, cols.indptr[:-1]) if cols.nnz else np.zeros(n)
+    empty_r, empty_c = np.diff(rows.indptr) == 0, np.diff(cols.indptr) == 0
+    index = np.arange(n)
+    envelope = (np.maximum(index - first_in_row, 0)[~empty_r].sum()
+                + np.maximum(index - first_in_col, 0)[~empty_c].sum())
+    return "NATURAL" if envelope <= _NATURAL_ENVELOPE * A.nnz else otherwise
+
+
+def _ilu_or_jacobi(A, b, ordering="COLAMD"):
     """Preconditioner for ``A``: ILU if it works, else Jacobi. Returns (M, note)."""
     n = A.shape[0]
     try:
@@ -312,7 +335,7 @@ def _ilu_or_jacobi(A, b):
             A.tocsc(),
             drop_tol=_ILU_DROP_TOL,
             fill_factor=_ILU_FILL_FACTOR,
-            permc_spec="MMD_AT_PLUS_A",
+            permc_spec=ordering,
         )
         # probe: ILU alone should roughly solve A y = b; an exploding one does not
         z = ilu.solve(b)
@@ -341,19 +364,33 @@ class _PinnedKrylov:
         self.no_ilu = False  # ILU blew up during an iteration: do not retry
         self.notes = []
         self.repins = 0
+        self.orderings = None     # ILU column orderings still to try, best guess first
         self.pin(k)
 
     def pin(self, k):
         self.k = k
         self.res_start = None
         self.A, self.b = _pinned_system(self.QT, k)
+        if self.orderings is None:
+            # narrow envelope: natural order; otherwise COLAMD, which suits SAN chains,
+            # then minimum degree, which suits grid-like chains (tried on stagnation)
+            self.orderings = [_ordering(self.A, "COLAMD"), "MMD_AT_PLUS_A"]
         if self.no_ilu:
             self.M, self.jacobi = _jacobi(self.A), True
         else:
-            self.M, note = _ilu_or_jacobi(self.A, self.b)
+            self.M, note = _ilu_or_jacobi(self.A, self.b, self.orderings[0])
             self.jacobi = bool(note)
             if note:
                 self.notes.append(f"state {k} pinned: {note}")
+
+    def next_ordering(self) -> bool:
+        """Rebuild ILU with the next column ordering; False when none is left."""
+        if self.jacobi or len(self.orderings) < 2:
+            return False
+        tried = self.orderings.pop(0)
+        self.notes.append(f"ILU ({tried}) stagnated; rebuilt with {self.orderings[0]}")
+        self.pin(self.k)
+        return True
 
     def to_jacobi(self, why):
         self.jacobi = self.no_ilu = True
@@ -403,7 +440,7 @@ class _PinnedKrylov:
 
 def _lu_attempt(A, b, QT, tol):
     """Sparse LU solve of ``A y = b`` plus refinement: (x, res, nsolves, refined)."""
-    lu = sla.splu(A.tocsc(), permc_spec="MMD_AT_PLUS_A")
+    lu = sla.splu(A.tocsc(), permc_spec=_ordering(A, "COLAMD"))
     y = lu.solve(b)
     x = _normalise(y)
     if x is None:
@@ -475,6 +512,9 @@ def _solve_gmres(G, QT, tol, maxiter, x0, callback, omega):
             status = _MAXITER
             break
         if since_best >= _STAGNATION_CYCLES or shrink < 1e-12:
+            if sys_.next_ordering():
+                since_best, shrink = 0, 1.0
+                continue
             status = _BREAKDOWN
             sys_.notes.append("stagnated")
             break
