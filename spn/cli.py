@@ -1,12 +1,17 @@
 """The ``spn`` command.
 
     spn solve MODEL [--set PATH=VALUE]... [--method M] [--tol T] [--max-states N] [--json]
+    spn simulate MODEL [--set ...] [--engine net|cluster] [--replications R] [--seed S] [--json]
+    spn compare MODEL [--set ...]
+    spn export MODEL [--format dot]
+    spn draw MODEL -o net.svg|png|pdf
     spn schema
     spn --version
 
 Exit status: 0 on success; 2 on bad input (a one-line ``spn: error: ...`` on
 stderr, never a traceback); 1 on an unexpected failure (one line too, and
-``SPN_DEBUG=1`` shows the traceback). The command never writes a file.
+``SPN_DEBUG=1`` shows the traceback). Only ``spn draw`` writes a file, the one
+named by ``-o``, and only once the drawing is complete.
 
 >>> main(["solve", "models/mapreduce.yaml", "--json"])  # doctest: +SKIP
 0
@@ -182,7 +187,60 @@ def _parser() -> argparse.ArgumentParser:
     )
     show_schema.set_defaults(run=_schema)
     _add_simulation_commands(commands)
+    _add_drawing_commands(commands)
     return parser
+
+
+# --------------------------------------------------------------------------
+# spn export / spn draw
+# --------------------------------------------------------------------------
+
+
+def _add_drawing_commands(commands) -> None:
+    """The ``export`` and ``draw`` sub-commands."""
+    export = commands.add_parser(
+        "export",
+        help="print the composed net of a model (DOT)",
+        description="Print the composed net of a model description, sub-models as clusters.",
+    )
+    export.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+    export.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
+                        help="override a value (repeatable)")
+    export.add_argument("--format", choices=("dot",), default="dot", help="output format (default: dot)")
+    export.set_defaults(run=_export)
+    draw = commands.add_parser(
+        "draw",
+        help="draw the composed net of a model with Graphviz",
+        description="Draw the composed net of a model description to an SVG, PNG or PDF file "
+        "(needs Graphviz's dot program).",
+    )
+    draw.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+    draw.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
+                      help="override a value (repeatable)")
+    draw.add_argument("-o", "--output", required=True, metavar="FILE",
+                      help="the drawing: .svg, .png or .pdf (replaced only once complete)")
+    draw.set_defaults(run=_draw)
+
+
+def _composed_dot(args) -> str:
+    from spn.io.dot import to_dot
+    from spn.models.dag import build
+
+    return to_dot(build(load_description(args.model, args.set)).net)
+
+
+def _export(args) -> int:
+    """``spn export``: the DOT text of the composed net on stdout."""
+    sys.stdout.write(_composed_dot(args))
+    return 0
+
+
+def _draw(args) -> int:
+    """``spn draw``: render the composed net with Graphviz."""
+    from spn.io.dot import render
+
+    print(render(_composed_dot(args), args.output))
+    return 0
 
 
 # --------------------------------------------------------------------------

@@ -42,3 +42,19 @@ def test_render_writes_a_complete_svg(tmp_path):
 def test_render_refuses_unknown_formats(tmp_path):
     with pytest.raises(SpnError, match=r"\.svg, \.png or \.pdf"):
         render("digraph {}", tmp_path / "net.gif")
+
+
+def test_spn_export_prints_dot_and_spn_draw_writes_the_file(tmp_path, capsys):
+    from pathlib import Path
+
+    from spn.cli import main
+    model = str(Path(__file__).resolve().parents[1] / "models" / "tez-tq2.yaml")
+    assert main(["export", model]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('digraph "tez-tq2" {') and 'subgraph "cluster_join@join"' in out
+    assert main(["draw", model, "-o", str(tmp_path / "x.gif")]) == 2
+    assert "spn: error:" in capsys.readouterr().err
+    assert not (tmp_path / "x.gif").exists()
+    if shutil.which("dot"):
+        assert main(["draw", model, "-o", str(tmp_path / "net.svg")]) == 0
+        assert (tmp_path / "net.svg").read_text().lstrip().startswith("<?xml")
