@@ -25,7 +25,16 @@ from spn.expand import expand_erlang
 from spn.measures import JobMeasures, expected_tokens, job_measures, probability, throughput
 from spn.models.mapreduce import mapreduce_net
 from spn.net import Erlang, InputGate, InstantActivity, MarkingView, Net, OutputGate, Place, TimedActivity
+from spn.models.dag import ApplicationNet, build, build_application
 from spn.pipeline import SolveReport, solve_description
+from spn.simulation import (
+    ClusterSimulator,
+    Distribution,
+    NetSimulator,
+    compare_description,
+    distributions_from_description,
+    simulate_description,
+)
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import StateSpace, explore
 
@@ -37,5 +46,7 @@ __all__ = [
     "Erlang", "InputGate", "InstantActivity", "MarkingView", "Net", "OutputGate", "Place",
     "TimedActivity", "expand_erlang", "StateSpace", "explore", "SolverResult", "steady_state",
     "JobMeasures", "expected_tokens", "job_measures", "probability", "throughput",
-    "mapreduce_net", "SolveReport", "solve_description",
+    "mapreduce_net", "SolveReport", "solve_description", "ApplicationNet", "build",
+    "build_application", "ClusterSimulator", "Distribution", "NetSimulator", "compare_description",
+    "distributions_from_description", "simulate_description",
 ]
