@@ -71,6 +71,8 @@ def main(argv=None) -> int:
 
 def _solve(args) -> int:
     """``spn solve``: description -> pipeline -> report on stdout."""
+    if str(args.model).lower().endswith(".pnml"):
+        return _solve_pnml(args)
     description = load_description(args.model, args.set)
     from spn.pipeline import solve_description  # imported here: the heavy part, only when solving
 
@@ -86,6 +88,32 @@ def _solve(args) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(format_report(result))
+    return 0
+
+
+def _solve_pnml(args) -> int:
+    """``spn solve net.pnml``: a plain net written by another tool; mean tokens and throughputs."""
+    if args.set:
+        raise SpnError("--set applies to model descriptions, not to PNML nets")
+    from spn.io.pnml import load_pnml
+    from spn.pipeline import solve_net
+
+    report = solve_net(load_pnml(args.model), method=args.method, tol=args.tol,
+                       max_states=args.max_states, progress=sys.stderr.isatty() and not args.json)
+    result = report.as_dict()
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    solver = result["solver"]
+    lines = [f"{'net':<22}{result['model']}", f"{'tangible states':<22}{result['tangible_states']}",
+             f"{'transitions':<22}{result['transitions']}",
+             f"{'solver':<22}{solver['method']}, {solver['iterations']} iterations, residual "
+             f"{solver['residual']:.2g}, {'converged' if solver['converged'] else 'NOT converged'}",
+             "", f"{'place':<30}{'mean tokens':>14}"]
+    lines += [f"{name:<30}{value:>14.6g}" for name, value in result["places"].items()]
+    lines += ["", f"{'activity':<30}{'throughput':>14}"]
+    lines += [f"{name:<30}{value:>14.6g}" for name, value in result["activities"].items()]
+    print("\n".join(lines))
     return 0
 
 
@@ -206,7 +234,9 @@ def _add_drawing_commands(commands) -> None:
     export.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
     export.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
                         help="override a value (repeatable)")
-    export.add_argument("--format", choices=("dot",), default="dot", help="output format (default: dot)")
+    export.add_argument("--format", choices=("dot", "pnml", "pnpro"), default="dot",
+                        help="dot (drawing), pnml (PNML, Storm/GreatSPN dialect) or pnpro "
+                        "(GreatSPN project; keeps server semantics for Storm) (default: dot)")
     export.set_defaults(run=_export)
     draw = commands.add_parser(
         "draw",
@@ -230,8 +260,15 @@ def _composed_dot(args) -> str:
 
 
 def _export(args) -> int:
-    """``spn export``: the DOT text of the composed net on stdout."""
-    sys.stdout.write(_composed_dot(args))
+    """``spn export``: the composed net on stdout, as DOT, PNML or GreatSPN .pnpro."""
+    if args.format == "dot":
+        sys.stdout.write(_composed_dot(args))
+        return 0
+    from spn.io import pnml
+    from spn.models.dag import build
+
+    net = build(load_description(args.model, args.set)).net
+    sys.stdout.write(pnml.to_pnml(net) if args.format == "pnml" else pnml.to_pnpro(net))
     return 0
 
 
