@@ -330,13 +330,24 @@ def test_sor_relaxation_converges(omega):
     np.testing.assert_allclose(res.x, truncated_geometric(1 / 1.5, 40), atol=1e-9)
 
 
-def test_auto_uses_direct_for_small_chains_and_gmres_for_large(monkeypatch):
+def test_auto_uses_direct_for_small_chains_and_gauss_seidel_for_large(monkeypatch):
     Q = mm1k(1.0, 1.5, 20)
     res = steady_state(Q)
     assert res.method == "direct" and res.fallback_from == ()
     monkeypatch.setattr(steady_mod, "AUTO_DIRECT_MAX_STATES", 10)
     res = steady_state(Q)
-    assert res.method == "gmres" and res.converged
+    assert res.method == "sor" and res.converged
+
+
+def test_auto_falls_back_from_gauss_seidel_to_krylov(monkeypatch):
+    def failing(G, QT, tol, maxiter, x0, callback, omega):
+        x = np.full(G.shape[0], 1.0 / G.shape[0])
+        return steady_mod._Out(x, steady_mod._residual(QT, x), 1, "forced failure", maxiter)
+
+    monkeypatch.setattr(steady_mod, "AUTO_DIRECT_MAX_STATES", 10)
+    monkeypatch.setitem(steady_mod._SOLVERS, "sor", failing)
+    res = steady_state(mm1k(1.0, 1.5, 20))
+    assert res.converged and res.method == "gmres" and res.fallback_from == ("sor",)
 
 
 def test_auto_falls_back_and_records_it(monkeypatch):
