@@ -44,19 +44,37 @@ class SolveReport:
             "mean_execution_time": self.measures.mean_execution_time,
             "throughput": self.measures.throughput,
             "utilization": self.measures.utilization,
-            "tangible_states": self.tangible_states,
-            "transitions": self.transitions,
-            "solver": {
-                "method": self.solver.method,
-                "iterations": int(self.solver.niter),
-                "residual": float(self.solver.residual),
-                "converged": bool(self.solver.converged),
-            },
-            "timings": {"explore_s": self.explore_s, "solve_s": self.solve_s, "total_s": self.total_s},
+            **_solution_dict(self),
             "users": self.users,
             "think_time": self.think_time,
             "containers": self.containers,
         }
+
+
+def _solution_dict(report) -> dict:
+    """The keys every ``spn solve --json`` object has: state space, solver, timings."""
+    return {
+        "tangible_states": report.tangible_states,
+        "transitions": report.transitions,
+        "solver": {
+            "method": report.solver.method,
+            "iterations": int(report.solver.niter),
+            "residual": float(report.solver.residual),
+            "converged": bool(report.solver.converged),
+        },
+        "timings": {"explore_s": report.explore_s, "solve_s": report.solve_s, "total_s": report.total_s},
+    }
+
+
+def _explore_and_solve(net, *, method, tol, max_states, progress, raise_on_nonconvergence):
+    """State space and steady state of a net, with the time each step took."""
+    started = time.perf_counter()
+    ss = explore(net, max_states=max_states, progress=progress)
+    explored = time.perf_counter()
+    result = steady_state(ss.generator(), method=method, rtol=tol)
+    if not result.converged and raise_on_nonconvergence:
+        raise ConvergenceError(result)
+    return ss, result, explored - started, time.perf_counter() - explored
 
 
 def build_net(desc):
@@ -82,12 +100,9 @@ def solve_description(desc, *, method: str = "auto", tol: float = 1e-10,
     """Solve a model description analytically; raise ConvergenceError unless told otherwise."""
     started = time.perf_counter()
     net, end_activity = build_net(desc)
-    ss = explore(net, max_states=max_states, progress=progress)
-    explored = time.perf_counter()
-    result = steady_state(ss.generator(), method=method, rtol=tol)
-    solved = time.perf_counter()
-    if not result.converged and raise_on_nonconvergence:
-        raise ConvergenceError(result)
+    ss, result, explore_s, solve_s = _explore_and_solve(
+        net, method=method, tol=tol, max_states=max_states, progress=progress,
+        raise_on_nonconvergence=raise_on_nonconvergence)
     measures = job_measures(ss, result.x, users=desc.workload.users,
                             think_time=desc.workload.think_time, end_activity=end_activity,
                             containers=desc.cluster.containers)
@@ -95,8 +110,7 @@ def solve_description(desc, *, method: str = "auto", tol: float = 1e-10,
         model=desc.name, users=desc.workload.users, think_time=desc.workload.think_time,
         containers=desc.cluster.containers, measures=measures,
         tangible_states=ss.n_states, transitions=ss.n_transitions, solver=result,
-        explore_s=explored - started, solve_s=solved - explored,
-        total_s=time.perf_counter() - started,
+        explore_s=explore_s, solve_s=solve_s, total_s=time.perf_counter() - started,
     )
 
 
@@ -118,15 +132,7 @@ class NetReport:
         """The JSON object of ``spn solve net.pnml --json``."""
         return {
             "model": self.model,
-            "tangible_states": self.tangible_states,
-            "transitions": self.transitions,
-            "solver": {
-                "method": self.solver.method,
-                "iterations": int(self.solver.niter),
-                "residual": float(self.solver.residual),
-                "converged": bool(self.solver.converged),
-            },
-            "timings": {"explore_s": self.explore_s, "solve_s": self.solve_s, "total_s": self.total_s},
+            **_solution_dict(self),
             "places": self.places,
             "activities": self.activities,
         }
@@ -136,14 +142,11 @@ def solve_net(net, *, method: str = "auto", tol: float = 1e-10, max_states: int 
               progress: bool = False, raise_on_nonconvergence: bool = True) -> NetReport:
     """Solve any net: mean tokens of every place and throughput of every activity."""
     started = time.perf_counter()
-    ss = explore(net, max_states=max_states, progress=progress)
-    explored = time.perf_counter()
-    result = steady_state(ss.generator(), method=method, rtol=tol)
-    solved = time.perf_counter()
-    if not result.converged and raise_on_nonconvergence:
-        raise ConvergenceError(result)
+    ss, result, explore_s, solve_s = _explore_and_solve(
+        net, method=method, tol=tol, max_states=max_states, progress=progress,
+        raise_on_nonconvergence=raise_on_nonconvergence)
     pi = result.x
     places = {p.name: expected_tokens(ss, pi, p.name) for p in net.places}
     activities = {a.name: throughput(ss, pi, a.name) for a in net.activities}
     return NetReport(net.name, places, activities, ss.n_states, ss.n_transitions, result,
-                     explored - started, solved - explored, time.perf_counter() - started)
+                     explore_s, solve_s, time.perf_counter() - started)
