@@ -162,3 +162,17 @@ def test_disconnected_groups_run_in_parallel():
     # max of two independent sums of two unit exponentials (Erlang(2, rate 1)): E = 2.75
     assert m.mean_execution_time == pytest.approx(2.75, rel=1e-10)
     assert list(itertools.islice(app.net.place_index, 2)) == ["PJ", "PWJ"]
+
+
+def test_a_phase_called_join_or_fork_keeps_its_edges():
+    """Merged place names of joins and forks cannot clash with edge places of such phases."""
+    g = dag({"join": (1, 1.0), "fork": (1, 1.0), "x": (1, 2.0), "y": (1, 1.0), "z": (1, 1.0)},
+            [("join", "y"), ("x", "y"), ("fork", "join"), ("fork", "z")])
+    app = build_application(g, users=1, think_time=1.0, containers=3)
+    assert not [p.name for p in app.net.places if p.name.startswith(("join.", "fork."))
+                and p.name.endswith((".PE", ".PS"))]
+    ss, pi, m = solve_app(app)
+    assert len(ss.dead_markings()) == 0
+    # one user, enough containers: max(fork + max(join, z) ..., x) + y, all exponential: finite and
+    # at least the longest chain of means
+    assert m.mean_execution_time > 1.0 + 1.0 + 1.0

@@ -106,18 +106,23 @@ def build_application(graph: nx.DiGraph, *, users: int, think_time: float, conta
         "PC": [("pool", "containers")] + [(v, "containers") for v in topo],
         "PEJ": [("start", "gate"), (gate_phase, "gate")],
     }
+    def share(name, members):   # merged place names never repeat (a phase may be called "join")
+        if name in shared:
+            raise ModelError(f"two merged places would both be called {name!r}")
+        shared[name] = members
+
     for i, v in enumerate(sources, start=1):
-        shared[f"start->{v}"] = [("start", f"out{i}"), (v, "start")]
+        share(f"start->{v}", [("start", f"out{i}"), (v, "start")])
     for u, v in sorted(graph.edges, key=lambda e: (position[e[0]], position[e[1]])):
-        shared[f"{u}->{v}"] = [leaving(u, v), entering(u, v)]
+        share(f"{u}->{v}", [leaving(u, v), entering(u, v)])
     for v in topo:
         if graph.out_degree(v) > 1:
-            shared[f"{v}->fork"] = [(v, "end"), (f"fork@{v}", "in")]
+            share(f"{v}->fork@{v}", [(v, "end"), (f"fork@{v}", "in")])
         if graph.in_degree(v) > 1:
-            shared[f"join->{v}"] = [(f"join@{v}", "out"), (v, "start")]
+            share(f"join@{v}->{v}", [(f"join@{v}", "out"), (v, "start")])
     if len(sinks) > 1:
         for i, v in enumerate(sinks, start=1):
-            shared[f"{v}->end"] = [(v, "end"), ("end", f"in{i}")]
+            share(f"{v}->end", [(v, "end"), ("end", f"in{i}")])
 
     net = compose(parts, shared, name=name)
     end_activity = f"{sinks[0]}.IAF" if len(sinks) == 1 else "end.IA0"
