@@ -5,6 +5,10 @@
     spn compare MODEL [--set ...]
     spn export MODEL [--format dot]
     spn draw MODEL -o net.svg|png|pdf
+    spn fit LOG [LOG...] [--out MODEL [--force]] [--per-query] [--input-size SIZE] [--max-shape K] ...
+    spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
+    spn sweep MODEL --grid PATH=V1,V2,... [--grid ...] --out CSV [--resume|--force] [--workers N]
+              [--scheduler tcp://HOST:PORT] [--percentiles 50,90] [--plot PNG]
     spn schema
     spn --version
 
@@ -74,6 +78,8 @@ def _solve(args) -> int:
     if str(args.model).lower().endswith(".pnml"):
         return _solve_pnml(args)
     description = load_description(args.model, args.set)
+    if args.percentiles is not None or args.deadline is not None:
+        return _solve_distribution(args, description)  # issue 7: the tagged job's distribution
     from spn.pipeline import solve_description  # imported here: the heavy part, only when solving
 
     report = solve_description(
@@ -206,6 +212,7 @@ def _parser() -> argparse.ArgumentParser:
         help="stop exploring past N tangible states (default: 2000000)",
     )
     solve.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _add_distribution_options(solve)
     solve.set_defaults(run=_solve)
 
     show_schema = commands.add_parser(
@@ -216,6 +223,8 @@ def _parser() -> argparse.ArgumentParser:
     show_schema.set_defaults(run=_schema)
     _add_simulation_commands(commands)
     _add_drawing_commands(commands)
+    _add_planning_commands(commands)
+    _add_fit_command(commands)
     return parser
 
 
@@ -277,6 +286,91 @@ def _draw(args) -> int:
     from spn.io.dot import render
 
     print(render(_composed_dot(args), args.output))
+    return 0
+
+
+# --------------------------------------------------------------------------
+# spn fit (issue 6)
+# --------------------------------------------------------------------------
+
+
+def _add_fit_command(commands) -> None:
+    """The ``fit`` sub-command: execution logs -> model description."""
+    fit = commands.add_parser(
+        "fit",
+        help="fit a model description to Spark event logs or MapReduce .jhist files",
+        description="Fit a runnable model description to execution logs: phases = stages, edges from their "
+        "parents, jobs chained in submission order, Erlang task times, containers = executor cores seen, "
+        "driver delays as 1-task phases. Several logs of one application are pooled; --per-query models one "
+        "query repeated in a log; --input-size predicts another input size from logs at different sizes.",
+    )
+    fit.add_argument("logs", nargs="+", metavar="LOG",
+                     help="Spark event log (file, .gz, or eventlog_v2_* folder) or MapReduce .jhist")
+    fit.add_argument("-o", "--out", metavar="MODEL",
+                     help="write the description here (.yaml with provenance comments, or .json); default: stdout")
+    fit.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    fit.add_argument("--per-query", action="store_true",
+                     help="model one query that the application ran repeatedly (users told apart by job group); "
+                     "task times pooled over the repetitions, think time from the gaps")
+    fit.add_argument("--warmup-runs", type=_non_negative_int, default=0, metavar="K",
+                     help="with --per-query: leave out the first K runs of the query (a cold JVM)")
+    fit.add_argument("--input-size", metavar="SIZE",
+                     help="predict this input size (bytes, or with a unit: 64MB, 10GB, 2GiB) from two or more "
+                     "logs at different input sizes")
+    fit.add_argument("--max-shape", type=_positive_int, default=10, metavar="K",
+                     help="cap on every Erlang shape, so that `spn solve` stays tractable (default: 10)")
+    fit.add_argument("--method", choices=("mle", "moments"), default="mle",
+                     help="Erlang fitting method (default: mle)")
+    fit.add_argument("--empirical", action="store_true",
+                     help="keep the measured task times (distribution: empirical; for `spn simulate`)")
+    fit.add_argument("--think-time", type=_positive_float, metavar="Z",
+                     help="mean think time in seconds (default: estimated with --per-query)")
+    fit.add_argument("--users", type=_positive_int, metavar="N",
+                     help="users in the model (default: the users seen with --per-query, else 1)")
+    fit.add_argument("--containers", type=_positive_int, metavar="C",
+                     help="containers in the model (default: the executor cores the log saw)")
+    fit.add_argument("--stage-groups", action="store_true",
+                     help="merge the stages of a job that ran at the same time into one phase")
+    fit.add_argument("--no-delays", action="store_true",
+                     help="leave out the driver delay phases (model task time only)")
+    fit.add_argument("--allow-incomplete", action="store_true",
+                     help="fit the jobs that finished in the log of an application that did not finish")
+    fit.add_argument("--name", help="model name (default: from the first log's name)")
+    fit.set_defaults(run=_fit)
+
+
+def _fit(args) -> int:
+    """``spn fit``: logs -> description file (or stdout)."""
+    import warnings
+
+    from spn.exceptions import ModelError
+    from spn.io.logmodel import fit_logs, write_model
+
+    if args.out and os.path.exists(args.out) and not args.force:
+        raise ModelError(f"{args.out}: already exists; give --force to overwrite it")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = fit_logs(
+                args.logs, per_query=args.per_query, input_size=args.input_size, max_shape=args.max_shape,
+                method=args.method, empirical=args.empirical, think_time=args.think_time, users=args.users,
+                containers=args.containers, stage_groups=args.stage_groups, delays=not args.no_delays,
+                allow_incomplete=args.allow_incomplete, name=args.name, warmup_runs=args.warmup_runs,
+            )
+        finally:
+            for warning in caught:
+                print(f"spn: warning: {_one_line(warning.message)}", file=sys.stderr)
+    for note in model.warnings:
+        print(f"spn: note: {_one_line(note)}", file=sys.stderr)
+    if not args.out:
+        sys.stdout.write(model.to_yaml())
+        return 0
+    write_model(model, args.out, force=args.force)
+    desc = model.description
+    delays = sum(1 for name in model.phase_notes if name.startswith("driver-"))
+    print(f"wrote {args.out}: {len(desc['phases'])} phases ({len(desc['phases']) - delays} stage, {delays} delay), "
+          f"{desc['cluster']['containers']} containers, {desc['workload']['users']} user(s); "
+          f"next: spn solve {args.out}" + ("" if not args.empirical else f" / spn simulate {args.out}"))
     return 0
 
 
@@ -443,6 +537,164 @@ def format_comparison(result: dict) -> str:
         lines += [f"  {flag}" for flag in result["flags"]]
     lines.append(f"seed {result['seed']}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# spn solve --percentiles/--deadline, spn plan, spn sweep (issue 7)
+# --------------------------------------------------------------------------
+
+
+def _add_distribution_options(sub) -> None:
+    """``--percentiles`` and ``--deadline``: the execution-time distribution of a tagged job."""
+    sub.add_argument("--percentiles", type=_percentile_list, default=None, metavar="Q,Q,...",
+                     help="execution-time percentiles to report, e.g. 50,90,99 (from the distribution of a "
+                     "tagged job's execution time; see docs/percentiles.md)")
+    sub.add_argument("--deadline", type=_positive_float, default=None, metavar="SECONDS",
+                     help="also report P(execution time <= SECONDS)")
+
+
+def _solve_distribution(args, description) -> int:
+    """``spn solve`` with percentiles or a deadline: the report plus the distribution."""
+    from spn.plan import percentile_key, solve_with_distribution
+
+    evaluation = solve_with_distribution(
+        description, percentiles=args.percentiles or (), deadline=args.deadline, distribution=True,
+        method=args.method, tol=args.tol, max_states=args.max_states,
+        progress=sys.stderr.isatty() and not args.json,
+    )
+    result = evaluation.as_dict()
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    lines = [format_report(result)]
+    width = len("mean execution time")
+    for q, t in evaluation.percentiles.items():
+        lines.append(f"{'P' + percentile_key(q) + ' execution time':<{width}}  {t:.6g} s")
+    if evaluation.deadline is not None:
+        lines.append(f"{f'P(R <= {evaluation.deadline:g} s)':<{width}}  {evaluation.deadline_probability:.6g}")
+    d = result["execution_time_distribution"]
+    lines.append(f"{'distribution':<{width}}  {d['method']}, {d['iterations']:,} steps, "
+                 f"{d['transient_states']:,} states, {d['seconds']:.3f} s")
+    print("\n".join(lines))
+    return 0
+
+
+def _add_planning_commands(commands) -> None:
+    """The ``plan`` and ``sweep`` sub-commands."""
+    plan = commands.add_parser(
+        "plan",
+        help="smallest value of a parameter that meets an execution-time target",
+        description="Find the smallest value of one parameter (e.g. cluster.containers) whose solution meets "
+        "every target (mean<=S, pQ<=S), by bisection; the metric is checked for monotonicity along every value "
+        "solved, and evidence against it is reported.",
+    )
+    plan.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+    plan.add_argument("--vary", required=True, metavar="PATH=LO..HI",
+                      help="the parameter and its integer range (or a list V1,V2,...), e.g. cluster.containers=1..400")
+    plan.add_argument("--target", required=True, action="append", metavar="TARGET",
+                      help="mean<=SECONDS or pQ<=SECONDS, e.g. 'mean<=120', 'p95<=150' (repeatable: all must hold)")
+    plan.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
+                      help="override a value (repeatable)")
+    plan.add_argument("--largest", action="store_true",
+                      help="the largest value meeting the targets instead (e.g. how many users fit)")
+    plan.add_argument("--probes", type=_non_negative_int, default=3, metavar="K",
+                      help="interior values solved before bisecting, to check monotonicity (default: 3)")
+    plan.add_argument("--exhaustive", action="store_true", help="solve every value of the range (no bisection)")
+    plan.add_argument("--method", choices=METHODS, default="auto", help="steady-state solver (default: auto)")
+    plan.add_argument("--tol", type=_positive_float, default=1e-10, metavar="T", help="solver tolerance")
+    plan.add_argument("--max-states", type=_positive_int, default=2_000_000, metavar="N",
+                      help="stop exploring past N tangible states (default: 2000000)")
+    plan.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    plan.set_defaults(run=_plan)
+
+    sweep = commands.add_parser(
+        "sweep",
+        help="solve a grid of configurations (on Dask), streaming rows to a CSV",
+        description="Solve every combination of the --grid values and append one CSV row per point as it "
+        "finishes; --resume continues an interrupted sweep without solving a finished point again. Points run "
+        "on an embedded local Dask cluster (--workers), an existing one (--scheduler), or in this process "
+        "(--workers 0).",
+    )
+    sweep.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+    sweep.add_argument("--grid", required=True, action="append", metavar="PATH=VALUES",
+                       help="a parameter and its values: V1,V2,... or LO..HI (repeatable; the first varies slowest)")
+    sweep.add_argument("--out", required=True, metavar="CSV", help="the results file (rows appended as points finish)")
+    sweep.add_argument("--set", metavar="PATH=VALUE", action="append", default=[],
+                       help="override a value at every point (repeatable)")
+    _add_distribution_options(sweep)
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the sweep in --out: keep its rows, solve only the missing points")
+    sweep.add_argument("--force", action="store_true", help="replace --out if it exists")
+    sweep.add_argument("--workers", type=_non_negative_int, default=None, metavar="N",
+                       help="worker processes of the embedded Dask cluster (default: CPU count; "
+                       "0: solve in this process without Dask)")
+    sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                       help="use the Dask cluster of this scheduler (its workers need spn installed)")
+    sweep.add_argument("--plot", metavar="PNG",
+                       help="draw execution time against the first --grid parameter, one line per value of "
+                       "the second, with a band between the lowest and highest --percentiles")
+    sweep.add_argument("--method", choices=METHODS, default="auto", help="steady-state solver (default: auto)")
+    sweep.add_argument("--tol", type=_positive_float, default=1e-10, metavar="T", help="solver tolerance")
+    sweep.add_argument("--max-states", type=_positive_int, default=2_000_000, metavar="N",
+                       help="a point past N tangible states fails (recorded in its error column)")
+    sweep.add_argument("--json", action="store_true", help="print a JSON summary instead of a line")
+    sweep.set_defaults(run=_sweep)
+
+
+def _plan(args) -> int:
+    """``spn plan``: bisection over one parameter."""
+    from spn.plan import plan
+
+    result = plan(args.model, args.vary, args.target, sets=args.set, largest=args.largest, probes=args.probes,
+                  exhaustive=args.exhaustive, method=args.method, tol=args.tol, max_states=args.max_states,
+                  progress=sys.stderr.isatty() and not args.json)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+        return 0
+    metrics = list(dict.fromkeys(t.metric for t in result.targets))
+    table = [[result.path, *(f"{m} (s)" for m in metrics), "meets"]]
+    for p in result.points:
+        mark = "  <- answer" if p.value == result.answer else ""
+        table.append([str(p.value), *(f"{p.metrics[m]:.6g}" for m in metrics), ("yes" if p.met else "no") + mark])
+    widths = [max(len(row[k]) for row in table) for k in range(len(table[0]))]
+    print(result.summary())
+    for line in result.evidence:
+        print(f"evidence against monotonicity: {line}")
+    print("\n".join("  ".join(c.rjust(w) if k < len(widths) - 1 else c for k, (c, w) in enumerate(zip(row, widths)))
+                    for row in table))
+    print(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
+    return 0
+
+
+def _sweep(args) -> int:
+    """``spn sweep``: a grid of points, streamed to --out."""
+    from spn.sweep import run_sweep
+
+    if args.scheduler is not None and args.workers is not None:
+        raise SpnError("--workers starts a local cluster and --scheduler uses an existing one: give one of them")
+    summary = run_sweep(args.model, args.grid, args.out, sets=args.set, percentiles=args.percentiles or (),
+                        deadline=args.deadline, resume=args.resume, force=args.force, workers=args.workers,
+                        scheduler=args.scheduler, method=args.method, tol=args.tol, max_states=args.max_states,
+                        progress=sys.stderr.isatty() and not args.json, plot=args.plot)
+    if args.json:
+        print(json.dumps(summary.as_dict(), indent=2))
+    else:
+        print(f"{summary.out}: {summary.points} points ({summary.skipped} already there, {summary.computed} solved, "
+              f"{summary.failed} failed) in {summary.seconds:.2f} s on {summary.runner}"
+              + (f"; plot {summary.plot}" if summary.plot else ""))
+    if summary.failed:
+        print(f"spn: warning: {summary.failed} point(s) failed: see the error column of {summary.out}",
+              file=sys.stderr)
+    return 0
+
+
+def _percentile_list(text: str) -> tuple:
+    from spn.plan import parse_percentiles
+
+    try:
+        return parse_percentiles(text)
+    except SpnError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _int_at_least_two(text: str) -> int:

@@ -1,0 +1,463 @@
+"""Capacity planning: one configuration's mean and percentiles, and the smallest value meeting a target.
+
+:func:`evaluate` solves one description the way ``spn solve`` does and, when
+asked, adds the execution-time distribution of a tagged job
+(:mod:`spn.solvers.passage`): percentiles and P(R <= deadline). ``spn solve
+--percentiles/--deadline``, :mod:`spn.sweep` and :func:`plan` all use it.
+
+:func:`plan` finds the smallest value of one parameter (``--vary
+cluster.containers=1..400``) whose solution meets every target (``mean<=120``,
+``p95<=150``). Execution time usually falls as containers are added, but the net
+does not promise it (priorities, the capacity-scheduler gate and pooled finished
+tasks can all bend the curve), so the search *checks* monotonicity instead of
+assuming it:
+
+1. solve both ends of the range and ``probes`` evenly spaced interior values;
+2. take the first of those (in increasing order) that meets the targets and
+   bisect between it and the evaluated value below it, which does not;
+3. look at every value solved on the way: if a target's metric is not monotone
+   along them, or the targets are met, then missed, then met again, report that
+   evidence. The answer then is still a value that meets the targets while the
+   value just below it does not (both solved), but a smaller one may exist
+   between the solved values: ``exhaustive=True`` solves them all.
+
+``largest=True`` asks for the largest value instead (e.g. how many users a
+queue can take).
+
+>>> find_boundary([1, 2, 3, 4, 5, 6, 7, 8], lambda v: {"mean": 100.0 / v},
+...               [parse_target("mean<=20")]).answer
+5
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from spn.exceptions import ConvergenceError, ModelError, SpnError
+
+__all__ = [
+    "Evaluation", "evaluate", "solve_with_distribution", "Target", "parse_target", "parse_vary",
+    "parse_percentiles", "PlanResult", "find_boundary", "plan",
+]
+
+
+# --------------------------------------------------------------------------- one configuration
+@dataclass(frozen=True)
+class Evaluation:
+    """A solved configuration: the report of ``spn solve`` and, when asked, the execution-time distribution.
+
+    ``percentiles`` maps q (e.g. 95.0) to seconds; ``deadline_probability`` is
+    P(R <= ``deadline``); ``distribution`` is the
+    :class:`~spn.solvers.passage.PassageTimeResult` (None when not asked for).
+    """
+
+    report: object
+    distribution: object | None = None
+    percentiles: dict = field(default_factory=dict)
+    deadline: float | None = None
+    deadline_probability: float | None = None
+    distribution_s: float = 0.0
+
+    @property
+    def mean_execution_time(self) -> float:
+        return self.report.measures.mean_execution_time
+
+    def metric(self, name: str) -> float:
+        """``"mean"`` or ``"pQ"`` (a percentile that was computed)."""
+        if name == "mean":
+            return self.mean_execution_time
+        q = float(name[1:])
+        if q not in self.percentiles:
+            raise ModelError(f"percentile {name} was not computed")
+        return self.percentiles[q]
+
+    def as_dict(self) -> dict:
+        """``spn solve --json``'s object, plus ``percentiles`` {"50": s, ...}, ``deadline_probability``
+        and ``execution_time_distribution`` when they were asked for."""
+        out = self.report.as_dict()
+        if self.distribution is not None:
+            d = self.distribution
+            if self.percentiles:
+                out["percentiles"] = {percentile_key(q): t for q, t in self.percentiles.items()}
+            if self.deadline is not None:
+                out["deadline"] = self.deadline
+                out["deadline_probability"] = self.deadline_probability
+            out["execution_time_distribution"] = {
+                "mean": d.mean, "std": d.std, "method": d.method, "transient_states": d.n_states,
+                "iterations": d.niter, "residual": d.residual, "converged": d.converged,
+                "seconds": self.distribution_s,
+            }
+            out["timings"] = dict(out["timings"], distribution_s=self.distribution_s,
+                                  total_s=out["timings"]["total_s"] + self.distribution_s)
+        return out
+
+
+def percentile_key(q: float) -> str:
+    """``95.0 -> "95"``, ``99.9 -> "99.9"`` (the JSON keys and CSV column suffixes)."""
+    return f"{float(q):g}"
+
+
+def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline: float | None = None,
+                            distribution: bool | None = None, method: str = "auto", tol: float = 1e-10,
+                            max_states: int = 2_000_000, atol: float = 1e-12, progress: bool = False):
+    """Like :func:`spn.pipeline.solve_description`, plus the tagged job's distribution when asked.
+
+    ``distribution`` defaults to "when percentiles or a deadline are asked for".
+    Returns an :class:`Evaluation`; raises :class:`ConvergenceError` when the
+    steady state or the passage time does not converge.
+    """
+    from spn.measures import job_measures
+    from spn.pipeline import SolveReport, build_net
+    from spn.solvers import steady_state
+    from spn.solvers.passage import execution_time_distribution
+    from spn.statespace import explore
+
+    percentiles = tuple(float(q) for q in percentiles)
+    if distribution is None:
+        distribution = bool(percentiles) or deadline is not None
+    started = time.perf_counter()
+    net, end_activity = build_net(desc)
+    ss = explore(net, max_states=max_states, progress=progress)
+    explored = time.perf_counter()
+    result = steady_state(ss.generator(), method=method, rtol=tol)
+    solved = time.perf_counter()
+    if not result.converged:
+        raise ConvergenceError(result)
+    users = desc.workload.users
+    measures = job_measures(ss, result.x, users=users, think_time=desc.workload.think_time,
+                            end_activity=end_activity, containers=desc.cluster.containers)
+    report = SolveReport(
+        model=desc.name, users=users, think_time=desc.workload.think_time,
+        containers=desc.cluster.containers, measures=measures, tangible_states=ss.n_states,
+        transitions=ss.n_transitions, solver=result, explore_s=explored - started,
+        solve_s=solved - explored, total_s=time.perf_counter() - started,
+    )
+    if not distribution:
+        return Evaluation(report)
+    t0 = time.perf_counter()
+    show = None
+    if progress and sys.stderr.isatty():
+        def show(niter, x, residual):
+            print(f"\rdistribution: {niter:,} uniformisation steps, P(still running) = {residual:.2g}",
+                  end="", file=sys.stderr, flush=True)
+    dist = execution_time_distribution(ss, result.x, users=users, end_activity=end_activity, atol=atol,
+                                       callback=show)
+    if dist.niter >= 1000 and show is not None:
+        print(file=sys.stderr)
+    values = dist.percentiles(percentiles) if percentiles else {}
+    prob = dist.cdf(float(deadline)) if deadline is not None else None
+    return Evaluation(report, dist, values, None if deadline is None else float(deadline), prob,
+                      time.perf_counter() - t0)
+
+
+#: the name :mod:`spn.sweep` and :func:`plan` use
+evaluate = solve_with_distribution
+
+
+def parse_percentiles(text: str) -> tuple[float, ...]:
+    """``"50,90,99"`` -> ``(50.0, 90.0, 99.0)``; each in (0, 100).
+
+    >>> parse_percentiles("50, 99.9")
+    (50.0, 99.9)
+    """
+    out = []
+    for part in str(text).split(","):
+        part = part.strip()
+        try:
+            q = float(part)
+        except ValueError:
+            raise ModelError(f"percentiles: expected numbers in (0, 100) separated by commas, got {part!r}") \
+                from None
+        if not 0 < q < 100:
+            raise ModelError(f"percentiles: {part} is not in (0, 100)")
+        out.append(q)
+    return tuple(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------- targets and ranges
+_TARGET = re.compile(r"^\s*(mean|p(\d+(?:\.\d+)?))\s*(<=|<)\s*([0-9.]+(?:[eE][-+]?\d+)?)\s*s?\s*$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """``mean<=120`` or ``p95<=150``: a metric (seconds), a comparison and a bound."""
+
+    metric: str
+    op: str
+    bound: float
+
+    @property
+    def percentile(self) -> float | None:
+        return None if self.metric == "mean" else float(self.metric[1:])
+
+    def met(self, value: float) -> bool:
+        return value <= self.bound if self.op == "<=" else value < self.bound
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.bound:g}"
+
+
+def parse_target(text: str) -> Target:
+    """Parse ``mean<=120``, ``p95<=150``, ``p99.9<200``.
+
+    >>> parse_target("p95 <= 150")
+    Target(metric='p95', op='<=', bound=150.0)
+    """
+    match = _TARGET.match(str(text))
+    if not match:
+        raise ModelError(f"--target: expected METRIC<=SECONDS with METRIC mean or pQ (e.g. mean<=120, "
+                         f"p95<=150), got {text!r}")
+    metric, q, op, bound = match.group(1), match.group(2), match.group(3), float(match.group(4))
+    if q is not None:
+        if not 0 < float(q) < 100:
+            raise ModelError(f"--target: percentile {q} is not in (0, 100)")
+        metric = f"p{float(q):g}"
+    if not math.isfinite(bound) or bound <= 0:
+        raise ModelError(f"--target: the bound must be a positive number of seconds, got {match.group(4)}")
+    return Target(metric, op, bound)
+
+
+def parse_vary(text: str) -> tuple[str, list[int]]:
+    """``PATH=LO..HI`` (integers, inclusive) or ``PATH=V1,V2,...`` -> (path, sorted values).
+
+    >>> parse_vary("cluster.containers=3..6")
+    ('cluster.containers', [3, 4, 5, 6])
+    """
+    path, sep, spec = str(text).partition("=")
+    path, spec = path.strip(), spec.strip()
+    if not sep or not path or not spec:
+        raise ModelError(f"--vary: expected PATH=LO..HI or PATH=V1,V2,..., got {text!r}")
+    try:
+        if ".." in spec:
+            lo, hi = (int(x) for x in spec.split("..", 1))
+            if hi < lo:
+                raise ModelError(f"--vary: empty range {spec!r} (LO must be <= HI)")
+            values = list(range(lo, hi + 1))
+        else:
+            values = sorted({int(x) for x in spec.split(",")})
+    except ValueError:
+        raise ModelError(f"--vary: the values must be integers (LO..HI or a list), got {spec!r}") from None
+    return path, values
+
+
+# --------------------------------------------------------------------------- the search
+@dataclass(frozen=True)
+class PlanPoint:
+    value: int
+    metrics: dict
+    met: bool
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What :func:`plan` found.
+
+    ``answer``: the smallest (``largest=True``: largest) value meeting every
+    target, or None; ``neighbour``: the value just below (above) it, which was
+    solved and does not meet them (None when the answer is an end of the range);
+    ``points``: every value solved, in increasing order; ``monotone``: no
+    evidence against monotonicity among them; ``evidence``: what was seen
+    otherwise; ``method``: ``bisection`` or ``exhaustive``.
+    """
+
+    path: str
+    values: tuple
+    targets: tuple
+    largest: bool
+    answer: int | None
+    neighbour: int | None
+    points: tuple
+    monotone: bool
+    evidence: tuple
+    method: str
+    seconds: float = 0.0
+
+    def point(self, value) -> PlanPoint | None:
+        return next((p for p in self.points if p.value == value), None)
+
+    def summary(self) -> str:
+        """One or two sentences: the answer and how much to trust it."""
+        what = "largest" if self.largest else "smallest"
+        targets = " and ".join(str(t) for t in self.targets)
+        lo, hi = self.values[0], self.values[-1]
+        if self.answer is None:
+            text = f"no {self.path} in {lo}..{hi} meets {targets}"
+            if self.method != "exhaustive":
+                text += (" (every solved value misses it)" if self.monotone else
+                         " among the solved values; the metric is not monotone, so another value might")
+            return text + "."
+        text = f"{what} {self.path} meeting {targets}: {self.answer}"
+        if self.neighbour is not None:
+            text += f" ({self.neighbour} does not meet it)"
+        if self.method == "exhaustive":
+            text += f"; every value in {lo}..{hi} solved, " + ("monotone" if self.monotone else "NOT monotone")
+        elif self.monotone:
+            text += f"; monotone on all {len(self.points)} solved values"
+        else:
+            text += ("; NOT monotone on the solved values, so a "
+                     f"{'larger' if self.largest else 'smaller'} value may also meet it (use --exhaustive)")
+        return text + "."
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path, "range": [self.values[0], self.values[-1]],
+            "targets": [str(t) for t in self.targets], "want": "largest" if self.largest else "smallest",
+            "answer": self.answer, "neighbour": self.neighbour, "method": self.method,
+            "monotone": self.monotone, "evidence": list(self.evidence),
+            "points": [{"value": p.value, **p.metrics, "met": p.met, "seconds": p.seconds} for p in self.points],
+            "summary": self.summary(), "seconds": self.seconds,
+        }
+
+
+def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: Sequence[Target], *,
+                  largest: bool = False, probes: int = 3, exhaustive: bool = False,
+                  on_point: Callable | None = None, path: str = "value") -> PlanResult:
+    """Smallest (or largest) value whose metrics meet every target; checks monotonicity on the way.
+
+    ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics
+    (``"mean"``, ``"p95"``...). See the module docstring for the search.
+
+    >>> r = find_boundary(range(1, 11), lambda v: {"mean": (v - 5) ** 2 + 1.0},
+    ...                   [parse_target("mean<=2")], probes=3)
+    >>> r.answer, r.monotone
+    (4, False)
+    """
+    started = time.perf_counter()
+    values = sorted(values)
+    if not values:
+        raise ModelError("no values to search")
+    targets = tuple(targets)
+    cache: dict[int, PlanPoint] = {}
+
+    def at(i: int) -> PlanPoint:
+        v = values[i]
+        if v not in cache:
+            t0 = time.perf_counter()
+            metrics = solve(v)
+            cache[v] = PlanPoint(v, dict(metrics), all(t.met(metrics[t.metric]) for t in targets),
+                                 time.perf_counter() - t0)
+            if on_point is not None:
+                on_point(cache[v])
+        return cache[v]
+
+    n = len(values)
+    order = list(range(n - 1, -1, -1)) if largest else list(range(n))   # search order: first = preferred
+    if exhaustive:
+        for i in order:
+            at(i)
+        found = next((i for i in order if cache[values[i]].met), None)
+        method = "exhaustive"
+    else:
+        seen = sorted({0, n - 1, *(round(j * (n - 1) / (probes + 1)) for j in range(1, probes + 1))},
+                      key=order.index)
+        for i in seen:
+            at(i)
+        first = next((i for i in seen if cache[values[i]].met), None)
+        found = first
+        if first is not None and first != order[0]:
+            # bisect (in search order) between the last solved miss before `first` and `first`
+            pos_first = order.index(first)
+            pos_miss = max(order.index(i) for i in seen if order.index(i) < pos_first)
+            lo, hi = pos_miss, pos_first
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if at(order[mid]).met:
+                    hi = mid
+                else:
+                    lo = mid
+            found = order[hi]
+        method = "bisection"
+    points = tuple(cache[v] for v in sorted(cache))
+    evidence = _monotonicity_evidence(points, targets, largest)
+    answer = neighbour = None
+    if found is not None:
+        answer = values[found]
+        pos = order.index(found)
+        if pos > 0:
+            neighbour = values[order[pos - 1]]
+            if neighbour not in cache:          # only when the answer is the first value of its bracket
+                at(order[pos - 1])
+                points = tuple(cache[v] for v in sorted(cache))
+    return PlanResult(path, tuple(values), targets, largest, answer, neighbour, points, not evidence,
+                      tuple(evidence), method, time.perf_counter() - started)
+
+
+def _monotonicity_evidence(points, targets, largest) -> list[str]:
+    """Where the solved points contradict monotone metrics or a single switch of 'met'."""
+    evidence = []
+    for metric in dict.fromkeys(t.metric for t in targets):
+        xs = [p.value for p in points]
+        ys = [p.metrics[metric] for p in points]
+        steps = []
+        for a in range(len(ys) - 1):
+            scale = max(abs(ys[a]), abs(ys[a + 1]), 1e-300)
+            d = ys[a + 1] - ys[a]
+            steps.append(0 if abs(d) <= 1e-9 * scale else (1 if d > 0 else -1))
+        signs = {s for s in steps if s}
+        if len(signs) > 1:
+            for a in range(len(steps) - 1):
+                b = next((c for c in range(a + 1, len(steps)) if steps[c]), None)
+                if steps[a] and b is not None and steps[b] != steps[a]:
+                    evidence.append(f"{metric} {'rises' if steps[a] > 0 else 'falls'} from {xs[a]} to "
+                                    f"{xs[a + 1]} ({ys[a]:.6g} -> {ys[a + 1]:.6g} s) but "
+                                    f"{'rises' if steps[b] > 0 else 'falls'} from {xs[b]} to {xs[b + 1]} "
+                                    f"({ys[b]:.6g} -> {ys[b + 1]:.6g} s)")
+                    break
+    met = [p.met for p in points]
+    switches = sum(1 for a in range(len(met) - 1) if met[a] != met[a + 1])
+    if switches > 1:
+        pattern = ", ".join(f"{p.value}:{'met' if p.met else 'missed'}" for p in points)
+        evidence.append(f"the targets are met, missed and met again along the solved values ({pattern})")
+    return evidence
+
+
+def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
+         largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
+         tol: float = 1e-10, max_states: int = 2_000_000, progress: bool = False) -> PlanResult:
+    """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file.
+
+    >>> r = plan("models/mapreduce.yaml", "cluster.containers=1..16", ["mean<=14"])  # doctest: +SKIP
+    >>> r.answer, r.neighbour                                                         # doctest: +SKIP
+    (4, 3)
+    """
+    from spn.io.description import load_description
+
+    path, values = parse_vary(vary)
+    targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
+    if not targets:
+        raise ModelError("give at least one --target")
+    percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
+    # every value must make a valid description: report all bad ones before solving anything
+    descriptions, problems = {}, []
+    for v in values:
+        try:
+            descriptions[v] = load_description(model, [*sets, f"{path}={v}"])
+        except ModelError as error:
+            problems.append(f"{path}={v}: {error}")
+    if problems:
+        raise ModelError(problems[:5] + ([f"... and {len(problems) - 5} more"] if len(problems) > 5 else []))
+
+    def solve(v):
+        try:
+            ev = evaluate(descriptions[v], percentiles=percentiles, method=method, tol=tol,
+                          max_states=max_states)
+        except ConvergenceError:
+            raise
+        except SpnError as error:
+            raise type(error)(f"at {path}={v}: {error}") from None
+        return {t.metric: ev.metric(t.metric) for t in targets}
+
+    def show(point):
+        if progress:
+            metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items())
+            print(f"plan: {path}={point.value}: {metrics} -> {'met' if point.met else 'missed'} "
+                  f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
+
+    return find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
+                         on_point=show, path=path)
