@@ -35,7 +35,10 @@ from spn.simulation import (
     distributions_from_description,
     simulate_description,
 )
+from spn.plan import plan, solve_with_distribution
 from spn.solvers import SolverResult, steady_state
+from spn.solvers.passage import execution_time_distribution, passage_time
+from spn.sweep import run_sweep
 from spn.statespace import StateSpace, explore
 
 __version__ = "0.1.0"
@@ -48,5 +51,6 @@ __all__ = [
     "JobMeasures", "expected_tokens", "job_measures", "probability", "throughput",
     "mapreduce_net", "SolveReport", "solve_description", "ApplicationNet", "build",
     "build_application", "ClusterSimulator", "Distribution", "NetSimulator", "compare_description",
-    "distributions_from_description", "simulate_description",
+    "distributions_from_description", "simulate_description", "plan", "solve_with_distribution",
+    "execution_time_distribution", "passage_time", "run_sweep",
 ]
