@@ -697,74 +697,28 @@ def _percentile_list(text: str) -> tuple:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _int_at_least_two(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}")
-    return value
+def _checked(convert, ok, expected: str):
+    """An argparse type: ``convert`` the text, then insist on ``ok(value)``; else say what was expected."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+_int_at_least_two = _checked(int, lambda v: v >= 2, "an integer >= 2")
+_non_negative_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+_seed = _non_negative_int
+_probability = _checked(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_non_negative_float = _checked(float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
+_positive_float = _checked(float, lambda v: math.isfinite(v) and v > 0, "a number > 0")
+_positive_int = _checked(int, lambda v: v >= 1, "an integer >= 1")
 
 
 def _version() -> str:
