@@ -48,7 +48,17 @@ __all__ = [
     "erlang_loglik",
     "erlang_samples",
     "phase_description",
+    "fit_pooled",
+    "fit_delay",
+    "duration_floor",
 ]
+
+#: the clock of Spark and Hadoop logs ticks in milliseconds: a task logged as taking 0 ms took
+#: less than 1 ms; :func:`duration_floor` counts it as half a tick instead of dropping it
+DURATION_FLOOR_S = 0.0005
+
+#: shapes searched to tell the shape the data asked for (reported) from the capped one (used)
+_UNCAPPED_SHAPE = 1000
 
 
 @dataclass(frozen=True)
@@ -89,12 +99,19 @@ class PhaseFit:
 
     ``samples`` are the positive durations used, sorted (ready for an
     empirical task time); ``dropped`` counts the zero or negative durations
-    left out.
+    left out. ``uncapped_shape`` is the shape the same method picks with no
+    cap (up to 1000): when it is larger than ``fit.shape`` the cap decided.
     """
 
     fit: ErlangFit
     samples: tuple[float, ...]
     dropped: int
+    uncapped_shape: int | None = None
+
+    @property
+    def capped(self) -> bool:
+        """Whether ``max_shape`` lowered the shape the data asked for."""
+        return self.uncapped_shape is not None and self.uncapped_shape > self.fit.shape
 
 
 def erlang_loglik(samples, shape: int, mean: float) -> float:
@@ -180,13 +197,88 @@ def fit_phase(durations, *, method: str = "mle", max_shape: int = 50) -> PhaseFi
     dropped = int(x.size - kept.size)
     if kept.size == 0:
         raise ValueError(f"no positive task durations to fit: all {x.size} are zero or negative")
-    if method == "mle":
-        fit = fit_erlang_mle(kept, max_shape)
-    elif method == "moments":
-        fit = fit_erlang_moments(kept, max_shape)
-    else:
-        raise ValueError(f"method must be 'mle' or 'moments', got {method!r}")
-    return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped)
+    fitter = _fitter(method)
+    fit = fitter(kept, max_shape)
+    uncapped = fitter(kept, max(_UNCAPPED_SHAPE, max_shape)).shape if fit.shape == max_shape else fit.shape
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped, uncapped_shape=uncapped)
+
+
+def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_shape: int = 50) -> PhaseFit:
+    """One task-time law from several samples of the same phase (one per run), each scaled to its own mean.
+
+    The *shape* is fitted to the pooled sample of ``x / mean(x)`` of every
+    group, so that runs whose means differ (a phase measured at two data
+    sizes, say) do not widen the law; the *mean* is ``mean`` when given (a
+    prediction), else the mean of all durations. ``samples`` are the pooled
+    durations rescaled to that mean (for an empirical task time); the KS
+    statistic is the one of the scaled sample against the fitted shape.
+    Durations <= 0 are dropped per group, as in :func:`fit_phase`.
+
+    >>> pf = fit_pooled([[1.0, 1.1, 0.9], [2.0, 2.2, 1.8]], mean=3.0)
+    >>> pf.fit.mean, pf.fit.shape > 50 // 2, pf.fit.n
+    (3.0, True, 6)
+    """
+    kept, dropped = [], 0
+    for group in groups:
+        x = np.asarray(group, dtype=float).ravel()
+        if x.size and not np.all(np.isfinite(x)):
+            raise ValueError("task durations must be finite numbers (found NaN or infinity)")
+        positive = x[x > 0]
+        dropped += int(x.size - positive.size)
+        if positive.size:
+            kept.append(positive)
+    if not kept:
+        raise ValueError("no positive task durations to fit")
+    if len(kept) == 1 and mean is None:
+        return fit_phase(kept[0], method=method, max_shape=max_shape)
+    raw = np.concatenate(kept)
+    target = float(raw.mean()) if mean is None else float(mean)
+    if not (math.isfinite(target) and target > 0):
+        raise ValueError(f"mean must be a finite number > 0, got {mean!r}")
+    unit = np.sort(np.concatenate([x / x.mean() for x in kept]))
+    fitter = _fitter(method)
+    unit_fit = fitter(unit, max_shape)
+    uncapped = (fitter(unit, max(_UNCAPPED_SHAPE, max_shape)).shape
+                if unit_fit.shape == max_shape else unit_fit.shape)
+    scaled = unit * target
+    fit = _erlang_fit(scaled, unit_fit.shape, target, unit_fit.method)
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in scaled), dropped=dropped, uncapped_shape=uncapped)
+
+
+def fit_delay(durations, *, max_shape: int = 10) -> PhaseFit:
+    """A fixed delay (driver work, scheduling gaps, start-up) as a nearly constant task time.
+
+    A delay is one observed number per run, too few to fit a law: it gets
+    the mean of the observations and the largest shape allowed
+    (Erlang(``max_shape``): squared coefficient of variation 1/max_shape),
+    the closest an Erlang comes to a constant under the cap.
+
+    >>> d = fit_delay([2.0, 4.0], max_shape=10)
+    >>> d.fit.mean, d.fit.shape
+    (3.0, 10)
+    """
+    x = np.asarray(durations, dtype=float).ravel()
+    x = x[np.isfinite(x) & (x > 0)]
+    if x.size == 0:
+        raise ValueError("no positive delay to fit")
+    _check_max_shape(max_shape)
+    mean = float(x.mean())
+    fit = _erlang_fit(x, int(max_shape), mean, "delay")
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in np.sort(x)), dropped=0,
+                    uncapped_shape=int(max_shape))
+
+
+def duration_floor(durations) -> np.ndarray:
+    """Durations in seconds with each value below :data:`DURATION_FLOOR_S` raised to it.
+
+    Logs tick in ms, so a 0 ms task was shorter than 1 ms, not absent:
+    dropping it would bias the mean up, keeping 0 would break the fit.
+
+    >>> duration_floor([0.0, 0.002]).tolist()
+    [0.0005, 0.002]
+    """
+    x = np.asarray(durations, dtype=float).ravel()
+    return np.maximum(x, DURATION_FLOOR_S)
 
 
 def erlang_samples(shape: int, mean: float, size: int, *, seed=None) -> np.ndarray:
@@ -215,6 +307,14 @@ def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: 
 
 
 # --------------------------------------------------------------------------
+
+
+def _fitter(method: str):
+    if method == "mle":
+        return fit_erlang_mle
+    if method == "moments":
+        return fit_erlang_moments
+    raise ValueError(f"method must be 'mle' or 'moments', got {method!r}")
 
 
 def _positive_samples(samples) -> np.ndarray:

@@ -15,7 +15,9 @@ truncated last line (job still running) is dropped with a warning.
 
 Kept: the job (id, name, user, queue, submit/launch/finish times, status,
 map and reduce counts) and every map and reduce *attempt* (start, finish,
-status, host, speculative or not). Setup and cleanup attempts are left out.
+status, host, speculative or not, and ``bytes_read``: the bytes its file
+systems other than the local one read, e.g. ``HDFS_BYTES_READ``, from the
+attempt's counters). Setup and cleanup attempts are left out.
 Times are epoch **milliseconds** (``_ms``); durations are **seconds**:
 attempt duration = ``finishTime`` (``*_ATTEMPT_FINISHED/FAILED/KILLED``) -
 ``startTime`` (``*_ATTEMPT_STARTED``).
@@ -69,6 +71,7 @@ class TaskAttempt:
     shuffle_finish_ms: int | None = None
     sort_finish_ms: int | None = None
     error: str | None = None
+    bytes_read: int = 0
 
     @property
     def duration(self) -> float | None:
@@ -294,10 +297,25 @@ def _take(kind: str, body: dict, job: dict, attempts: dict) -> None:
         attempt.update(finish_ms=get("finishTime"), host=get("hostname") or attempt["host"])
         if kind.endswith("FINISHED"):
             attempt.update(status=get("taskStatus") or "SUCCEEDED", map_finish_ms=get("mapFinishTime"),
-                           shuffle_finish_ms=get("shuffleFinishTime"), sort_finish_ms=get("sortFinishTime"))
+                           shuffle_finish_ms=get("shuffleFinishTime"), sort_finish_ms=get("sortFinishTime"),
+                           bytes_read=_bytes_read(get("counters")))
         else:
             attempt.update(status=get("status") or kind.rsplit("_", 1)[1], error=get("error") or None)
     # TASK_*, AM_STARTED, setup/cleanup attempts, ...: not needed
+
+
+def _bytes_read(counters) -> int:
+    """Bytes read from non-local file systems (``HDFS_BYTES_READ``, ``S3A_BYTES_READ``, ...); 0 if unknown."""
+    total = 0
+    groups = counters.get("groups") if isinstance(counters, dict) else None
+    for group in groups or ():
+        if not (isinstance(group, dict) and str(group.get("name", "")).endswith("FileSystemCounter")):
+            continue
+        for count in group.get("counts") or ():
+            name, value = count.get("name", ""), count.get("value")
+            if name.endswith("_BYTES_READ") and name != "FILE_BYTES_READ" and isinstance(value, int):
+                total += value
+    return total
 
 
 def _attempt(attempts: dict, attempt_id: str, task_id: str, task_type: str) -> dict:

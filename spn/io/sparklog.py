@@ -106,6 +106,9 @@ class SparkTask:
     end_reason: str
     status: str
     speculative: bool
+    input_bytes: int = 0
+    shuffle_read_bytes: int = 0
+    shuffle_write_bytes: int = 0
 
     @property
     def duration(self) -> float:
@@ -161,6 +164,9 @@ class SparkJob:
 
     Spark 1.2 logs have no job times (``None``); :func:`job_span_ms` derives them.
     ``result`` is ``"JobSucceeded"``, ``"JobFailed"`` or ``None`` (no JobEnd).
+    ``properties`` are the job's local properties from ``JobStart`` (Spark 1.4+):
+    ``spark.jobGroup.id`` (set per thread by ``setJobGroup``), ``spark.job.description``,
+    the scheduler pool, ... (empty when the log has none).
     """
 
     job_id: int
@@ -168,6 +174,14 @@ class SparkJob:
     submission_ms: int | None
     completion_ms: int | None
     result: str | None
+    properties: Mapping[str, str] = field(
+        default_factory=lambda: types.MappingProxyType({}), compare=False, repr=False
+    )
+
+    @property
+    def group(self) -> str | None:
+        """The job group (``spark.jobGroup.id``), or ``None``."""
+        return self.properties.get("spark.jobGroup.id")
 
 
 @dataclass(frozen=True)
@@ -450,6 +464,10 @@ class _LogReader:
             stage_ids = [info["Stage ID"] for info in infos]
         job["stage_ids"] = tuple(int(s) for s in stage_ids)
         job["submission_ms"] = event.get("Submission Time")
+        properties = event.get("Properties") or {}
+        if isinstance(properties, Mapping):
+            job["properties"] = types.MappingProxyType(
+                {str(k): str(v) for k, v in properties.items() if v is not None})
         for info in infos:
             if info.get("Parent IDs") is not None:
                 self.declared_parents[int(info["Stage ID"])] = tuple(int(p) for p in info["Parent IDs"])
@@ -457,7 +475,8 @@ class _LogReader:
     def _job(self, job_id: int) -> dict:
         return self.jobs.setdefault(
             int(job_id),
-            {"job_id": int(job_id), "stage_ids": (), "submission_ms": None, "completion_ms": None, "result": None},
+            {"job_id": int(job_id), "stage_ids": (), "submission_ms": None, "completion_ms": None, "result": None,
+             "properties": types.MappingProxyType({})},
         )
 
     def _stage_info(self, info: dict, completed: bool) -> None:
@@ -515,6 +534,7 @@ def _task(event: dict) -> SparkTask:
     else:
         status = "failed"
     metrics = event.get("Task Metrics") or {}
+    shuffle_read = metrics.get("Shuffle Read Metrics") or {}
     return SparkTask(
         stage_id=int(event["Stage ID"]),
         stage_attempt=int(event.get("Stage Attempt ID", 0)),
@@ -529,7 +549,18 @@ def _task(event: dict) -> SparkTask:
         end_reason=reason,
         status=status,
         speculative=bool(info.get("Speculative", False)),
+        input_bytes=_metric(metrics.get("Input Metrics"), "Bytes Read"),
+        shuffle_read_bytes=_metric(shuffle_read, "Remote Bytes Read") + _metric(shuffle_read, "Local Bytes Read"),
+        shuffle_write_bytes=_metric(metrics.get("Shuffle Write Metrics"), "Shuffle Bytes Written"),
     )
+
+
+def _metric(group, key: str) -> int:
+    """An integer metric of a ``Task Metrics`` group; 0 when the group or the key is absent."""
+    if not isinstance(group, Mapping):
+        return 0
+    value = group.get(key)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def _unless_redacted(value: str | None) -> str | None:
