@@ -22,6 +22,7 @@ from spn.exceptions import (
     TimelessTrapError,
 )
 from spn.expand import expand_erlang
+from spn.io.logmodel import fit_logs
 from spn.measures import JobMeasures, expected_tokens, job_measures, probability, throughput
 from spn.models.mapreduce import mapreduce_net
 from spn.net import Erlang, InputGate, InstantActivity, MarkingView, Net, OutputGate, Place, TimedActivity
@@ -52,5 +53,5 @@ __all__ = [
     "mapreduce_net", "SolveReport", "solve_description", "ApplicationNet", "build",
     "build_application", "ClusterSimulator", "Distribution", "NetSimulator", "compare_description",
     "distributions_from_description", "simulate_description", "plan", "solve_with_distribution",
-    "execution_time_distribution", "passage_time", "run_sweep",
+    "execution_time_distribution", "passage_time", "run_sweep", "fit_logs",
 ]
