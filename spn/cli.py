@@ -6,6 +6,7 @@
     spn export MODEL [--format dot]
     spn draw MODEL -o net.svg|png|pdf
     spn fit LOG [LOG...] [--out MODEL [--force]] [--per-query] [--input-size SIZE] [--max-shape K] ...
+    spn baseline LOG [LOG...] [--predict cores=4,8] [--scale 2 | --predict input-size=10GB] [--json]
     spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
     spn sweep MODEL --grid PATH=V1,V2,... [--grid ...] --out CSV [--resume|--force] [--workers N]
               [--scheduler tcp://HOST:PORT] [--percentiles 50,90] [--plot PNG]
@@ -225,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_drawing_commands(commands)
     _add_planning_commands(commands)
     _add_fit_command(commands)
+    _add_baseline_command(commands)
     return parser
 
 
@@ -372,6 +374,106 @@ def _fit(args) -> int:
           f"{desc['cluster']['containers']} containers, {desc['workload']['users']} user(s); "
           f"next: spn solve {args.out}" + ("" if not args.empirical else f" / spn simulate {args.out}"))
     return 0
+
+
+def _add_baseline_command(commands) -> None:
+    """The ``baseline`` sub-command: the literature's formulas beside the SAN model (issue 8)."""
+    baseline = commands.add_parser(
+        "baseline",
+        help="predict with PERIDOT, ideal scaling, Ernest, Amdahl, Gustafson, ... beside the SAN model",
+        description="From the same logs, predict the execution time of each target (input size x cores) with "
+        "the baselines of the literature and with the SAN model (spn fit + spn solve), in one table. A method "
+        "that cannot use the given logs says why instead of giving a number.",
+    )
+    baseline.add_argument("logs", nargs="+", metavar="LOG",
+                          help="Spark event log (file, .gz, or eventlog_v2_* folder) or MapReduce .jhist")
+    baseline.add_argument("--predict", action="append", default=[], type=_baseline_targets,
+                          metavar="KEY=V1,V2,...",
+                          help="cores=4,8 (default: the cores of the logs), input-size=1GB,2GB or scale=2,4 "
+                          "(x the largest input of the logs; default 1) (repeatable)")
+    baseline.add_argument("--scale", type=_baseline_targets_of("scale"), metavar="S1,S2,...",
+                          help="same as --predict scale=S1,S2,...")
+    baseline.add_argument("--cores-range", type=_cores_range, metavar="LO..HI",
+                          help="where to look for the cores with the least fitted runtime "
+                          "(default: 1..4 x the most cores of a log or target)")
+    baseline.add_argument("--no-san", action="store_true", help="leave out the SAN model (no fit, no solve)")
+    baseline.add_argument("--max-shape", type=_positive_int, default=10, metavar="K",
+                          help="cap on the Erlang shapes of the SAN model, as in spn fit (default: 10)")
+    baseline.add_argument("--max-states", type=_positive_int, default=2_000_000, metavar="N",
+                          help="stop exploring the SAN model past N tangible states (default: 2000000)")
+    baseline.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    baseline.set_defaults(run=_baseline)
+
+
+def _baseline(args) -> int:
+    """``spn baseline``: every method's prediction for every target, in one table."""
+    from spn.baselines.compare import Target, compare_logs, format_table
+    from spn.baselines.runs import reference_run
+
+    asked = {}
+    for key, values in args.predict + ([args.scale] if args.scale else []):
+        if key in asked:
+            raise SpnError(f"--predict {key}=... given twice: list all values in one")
+        asked[key] = values
+    if "scale" in asked and "input-size" in asked:
+        raise SpnError("give the target input either as input-size=... or as scale=..., not both")
+    references = [reference_run(path) for path in args.logs]
+    largest = max(r.input_bytes for r in references)
+    if "input-size" in asked:
+        sizes = asked["input-size"]
+    elif largest > 0:
+        sizes = [round(s * largest) for s in asked.get("scale", [1.0])]
+    elif asked.get("scale", [1.0]) != [1.0]:
+        raise SpnError("--scale needs the input size of the logs, and they report none (Input Metrics)")
+    else:
+        sizes = [0]
+    cores = asked.get("cores") or sorted({r.cores for r in references})
+    targets = [Target(int(size), int(k)) for size in sizes for k in cores]
+    report = compare_logs(args.logs, targets, cores_range=args.cores_range, san=not args.no_san,
+                          max_shape=args.max_shape, max_states=args.max_states)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else format_table(report))
+    return 0
+
+
+def _baseline_targets(text: str) -> tuple:
+    """``KEY=V1,V2,...`` of ``spn baseline --predict``: cores (integers >= 1), input-size, or scale (> 0)."""
+    key, sep, values = text.partition("=")
+    key = key.strip()
+    if not sep or key not in ("cores", "input-size", "scale"):
+        raise argparse.ArgumentTypeError(f"expected cores=..., input-size=... or scale=..., got {text!r}")
+    return _baseline_targets_of(key)(values)
+
+
+def _baseline_targets_of(key: str):
+    convert = {"cores": _positive_int, "scale": _positive_float, "input-size": _input_size}[key]
+
+    def parse(text: str) -> tuple:
+        items = [item.strip() for item in text.split(",")]
+        if not text.strip() or any(not item for item in items):
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of values for {key}, got {text!r}")
+        return key, sorted(set(convert(item) for item in items))
+
+    return parse
+
+
+def _input_size(text: str) -> int:
+    from spn.io.logmodel import parse_size
+
+    try:
+        return parse_size(text)
+    except SpnError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _cores_range(text: str) -> tuple:
+    low, sep, high = text.partition("..")
+    try:
+        low, high = int(low), int(high)
+    except ValueError:
+        low = high = 0
+    if not sep or not 1 <= low <= high:
+        raise argparse.ArgumentTypeError(f"expected LO..HI with 1 <= LO <= HI, got {text!r}")
+    return low, high
 
 
 # --------------------------------------------------------------------------
