@@ -334,6 +334,10 @@ class Net:
         parts = [f"{p.name}={int(t)}" for p, t in zip(self.places, marking) if t]
         return "{" + ", ".join(parts) + "}"
 
+    def arc_vectors(self, activity: _Activity):
+        """(need, produce, inhibitor columns, inhibitor bounds) of an activity's arcs, as arrays over places."""
+        return self._vectors[activity.name]
+
     # ---- internals
     def _call(self, activity, function, markings, what):
         try:

@@ -33,6 +33,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
+from spn.activity_table import UNBOUNDED, ActivityTable, row_any
 from spn.expand import expand_erlang
 from spn.marking_index import MarkingIndex
 from spn.net import MARKING_DTYPE, Net
@@ -132,49 +133,58 @@ class _Explorer:
         self.progress = progress and sys.stderr.isatty()
         self.timed = net.timed
         self.instant = net.instant
-        self.priorities = np.array([a.priority for a in self.instant], dtype=float)
+        priorities = np.array([a.priority for a in self.instant], dtype=float)
+        #: positions of the instantaneous activities of each priority, highest first
+        self.levels = [np.flatnonzero(priorities == p) for p in sorted(set(priorities), reverse=True)]
+        # runs of one instantaneous activity are jumped over in one step (ActivityTable.run_lengths)
+        # when the activity and every activity that could interrupt it are plain arcs
+        gated = np.array([bool(a.input_gates) for a in self.instant], dtype=bool)
+        plain = np.array([not (a.input_gates or a.output_gates or callable(a.weight))
+                          for a in self.instant], dtype=bool)
+        self.rivals = (priorities[None, :] >= priorities[:, None]) & ~np.eye(len(self.instant), dtype=bool)
+        self.jumpable = plain & ~(self.rivals & gated[None, :]).any(axis=1)
+        self.timed_table = ActivityTable(net, self.timed)
+        self.instant_table = ActivityTable(net, self.instant)
         self.index = MarkingIndex(len(net.places))
         self.src, self.dst, self.rate = [], [], []
-        self.timed_rows, self.timed_cols, self.timed_vals = [], [], []
+        # timed_rates is built row by row (states are expanded in id order): per state
+        # the number of enabled timed activities, then their positions and rates
+        self.timed_counts, self.timed_cols, self.timed_vals = [], [], []
         self.imp_rows, self.imp_cols, self.imp_vals = [], [], []
 
     # ---- the instantaneous part
     def _instant_choices(self, markings: np.ndarray):
         """For a batch of markings: which instantaneous activities may fire, with what probability.
 
-        Returns (vanishing mask, list of (activity position, row indices, probabilities)).
+        Returns (vanishing mask, rows, activity positions, probabilities): marking
+        ``rows[i]`` fires instantaneous activity ``acts[i]`` with probability ``prob[i]``.
         """
         n = len(markings)
         if not self.instant or n == 0:
-            return np.zeros(n, dtype=bool), []
-        enabled = np.zeros((n, len(self.instant)), dtype=bool)
-        for j, a in enumerate(self.instant):
-            enabled[:, j] = self.net.enabled(a, markings)
-        vanishing = enabled.any(axis=1)
+            empty = np.empty(0, dtype=np.int64)
+            return np.zeros(n, dtype=bool), empty, empty, np.empty(0)
+        enabled = self.instant_table.enabled(markings)
+        vanishing = row_any(enabled)
         if not vanishing.any():
-            return vanishing, []
-        prio = np.where(enabled, self.priorities, -np.inf)
-        chosen = enabled & (prio == prio.max(axis=1, keepdims=True))
-        weights = np.zeros(chosen.shape)
-        for j, a in enumerate(self.instant):
-            rows = np.flatnonzero(chosen[:, j])
-            if rows.size:
-                weights[rows, j] = self.net.weight(a, markings[rows])
-        total = weights.sum(axis=1)
+            empty = np.empty(0, dtype=np.int64)
+            return vanishing, empty, empty, np.empty(0)
+        if len(self.levels) > 1:    # only the highest enabled priority may fire
+            taken = np.zeros(n, dtype=bool)
+            for level in self.levels:
+                enabled[:, level] &= ~taken[:, None]
+                taken |= row_any(enabled[:, level])
+        rows, acts = np.nonzero(enabled)
+        weights = self.instant_table.weights(markings, rows, acts)
+        total = np.bincount(rows, weights=weights, minlength=n)
         stuck = vanishing & (total <= 0)
         if stuck.any():
             row = int(np.flatnonzero(stuck)[0])
-            names = [self.instant[j].name for j in np.flatnonzero(chosen[row])]
+            names = [self.instant[j].name for j in np.flatnonzero(enabled[row])]
             raise TimelessTrapError(
                 f"instantaneous activities {names} are enabled with zero total weight in marking "
                 f"{self.net.describe(markings[row])}"
             )
-        choices = []
-        for j in range(len(self.instant)):
-            rows = np.flatnonzero(chosen[:, j])
-            if rows.size:
-                choices.append((j, rows, weights[rows, j] / total[rows]))
-        return vanishing, choices
+        return vanishing, rows, acts, weights / total[rows]
 
     def _resolve(self, src, weight, markings):
         """Follow markings through vanishing ones until tangible.
@@ -187,12 +197,12 @@ class _Explorer:
         seen_vanishing: set[bytes] = set()
         rounds = 0
         while len(src):
-            vanishing, choices = self._instant_choices(markings)
+            vanishing, rows, acts, prob = self._instant_choices(markings)
             tangible = ~vanishing
             out_src.append(src[tangible])
             out_mark.append(markings[tangible])
             out_w.append(weight[tangible])
-            if not vanishing.any():
+            if rows.size == 0:
                 break
             rounds += 1
             n_vanishing = int(vanishing.sum())
@@ -209,14 +219,10 @@ class _Explorer:
                 out_mark.append(m)
                 out_w.append(w)
                 break
-            next_src, next_mark, next_w = [], [], []
-            for j, rows, prob in choices:
-                w = weight[rows] * prob
-                self._impulse(src[rows], j, w)
-                next_src.append(src[rows])
-                next_mark.append(self.net.fire(self.instant[j], markings[rows]))
-                next_w.append(w)
-            src, markings, weight = (np.concatenate(x) for x in (next_src, next_mark, next_w))
+            times = self._run_lengths(markings, rows, acts) if rounds > 1 else None
+            src, weight = src[rows], weight[rows] * prob
+            self._impulse(src, acts, weight if times is None else weight * times)
+            markings = self.instant_table.fire(markings, rows, acts, times)
             if len(src) > n_vanishing:
                 # a choice split some paths: merge the ones that met again, or the
                 # interleavings of independent activities would multiply
@@ -224,12 +230,28 @@ class _Explorer:
         # equal (src, marking) pairs left here become duplicate transitions, summed in Q
         return np.concatenate(out_src), np.concatenate(out_mark), np.concatenate(out_w)
 
-    def _impulse(self, src, j, w):
+    def _run_lengths(self, markings, rows, acts):
+        """How often each chosen firing repeats before anything else can happen (None: once each).
+
+        A marking where one activity is the only choice, and stays the only choice
+        for its next firings (allocating containers one by one, for instance), goes
+        through those vanishing markings in one step.
+        """
+        alone = np.bincount(rows, minlength=len(markings))[rows] == 1
+        candidates = np.flatnonzero(alone & self.jumpable[acts])
+        if candidates.size == 0:
+            return None
+        runs = self.instant_table.run_lengths(markings[rows[candidates]], acts[candidates], self.rivals)
+        times = np.ones(len(rows), dtype=np.int64)
+        times[candidates] = np.where(runs >= UNBOUNDED, 1, runs)   # endless runs: leave them to the cycle check
+        return times
+
+    def _impulse(self, src, acts, w):
+        """Record that activities ``acts`` fire ``w`` times per unit time on leaving states ``src``."""
         keep = src >= 0
-        if keep.any():
-            self.imp_rows.append(src[keep])
-            self.imp_cols.append(np.full(int(keep.sum()), j, dtype=np.int64))
-            self.imp_vals.append(w[keep])
+        self.imp_rows.append(src[keep])
+        self.imp_cols.append(np.broadcast_to(acts, src.shape)[keep])
+        self.imp_vals.append(w[keep])
 
     def _resolve_by_solving(self, src, weight, markings):
         """Exact absorption into tangible markings when vanishing markings form cycles.
@@ -245,19 +267,18 @@ class _Explorer:
         while frontier.size:
             known = len(vindex)
             block = vindex.markings()[frontier].astype(MARKING_DTYPE)
-            vanishing, choices = self._instant_choices(block)
-            for j, rows, prob in choices:
-                succ = self.net.fire(self.instant[j], block[rows])
-                fires.append((frontier[rows], np.full(rows.size, j), prob))
-                succ_vanishing, _ = self._instant_choices(succ)
-                tv = np.flatnonzero(~succ_vanishing)
-                if tv.size:
-                    ids, _ = tindex.add(succ[tv])
-                    vt.append((frontier[rows[tv]], ids, prob[tv]))
-                vv_rows = np.flatnonzero(succ_vanishing)
-                if vv_rows.size:
-                    ids, _ = vindex.add(succ[vv_rows])
-                    vv.append((frontier[rows[vv_rows]], ids, prob[vv_rows]))
+            _, rows, acts, prob = self._instant_choices(block)
+            succ = self.instant_table.fire(block, rows, acts)
+            fires.append((frontier[rows], acts, prob))
+            succ_vanishing = self._instant_choices(succ)[0]
+            tv = np.flatnonzero(~succ_vanishing)
+            if tv.size:
+                ids, _ = tindex.add(succ[tv])
+                vt.append((frontier[rows[tv]], ids, prob[tv]))
+            vv_rows = np.flatnonzero(succ_vanishing)
+            if vv_rows.size:
+                ids, _ = vindex.add(succ[vv_rows])
+                vv.append((frontier[rows[vv_rows]], ids, prob[vv_rows]))
             frontier = np.arange(known, len(vindex), dtype=np.int64)
         nv, nt, ni = len(vindex), len(tindex), len(self.instant)
 
@@ -276,7 +297,7 @@ class _Explorer:
         landing = X[item_ids] * weight[:, None]
         r, c = np.nonzero(landing)
         for j in range(ni):
-            self._impulse(src, j, weight * Y[item_ids, j])
+            self._impulse(src, np.int64(j), weight * Y[item_ids, j])
         return src[r], tindex.markings()[c].astype(MARKING_DTYPE), landing[r, c]
 
     def _check_traps(self, P_vv, P_vt, F, vmarkings):
@@ -297,25 +318,18 @@ class _Explorer:
 
     # ---- the timed part
     def _expand_block(self, ids: np.ndarray, block: np.ndarray):
-        srcs, marks, weights = [], [], []
-        for t_pos, a in enumerate(self.timed):
-            rows = np.flatnonzero(self.net.enabled(a, block))
-            if rows.size == 0:
-                continue
-            rates = self.net.rate(a, block[rows])
-            positive = rates > 0
-            rows, rates = rows[positive], rates[positive]
-            if rows.size == 0:
-                continue
-            self.timed_rows.append(ids[rows])
-            self.timed_cols.append(np.full(rows.size, t_pos, dtype=np.int64))
-            self.timed_vals.append(rates)
-            srcs.append(ids[rows])
-            marks.append(self.net.fire(a, block[rows]))
-            weights.append(rates)
-        if not srcs:
+        rows, acts = np.nonzero(self.timed_table.enabled(block))
+        rates = self.timed_table.rates(block, rows, acts)
+        positive = rates > 0
+        if not positive.all():
+            acts, rows, rates = acts[positive], rows[positive], rates[positive]
+        self.timed_counts.append(np.bincount(rows, minlength=len(ids)))
+        self.timed_cols.append(acts)
+        self.timed_vals.append(rates)
+        if rows.size == 0:
             return
-        src, mark, w = self._resolve(np.concatenate(srcs), np.concatenate(weights), np.concatenate(marks))
+        marks = self.timed_table.fire(block, rows, acts)
+        src, mark, w = self._resolve(ids[rows], rates, marks)
         dst, _ = self._add_states(mark)
         keep = dst != src
         self.src.append(src[keep])
@@ -355,16 +369,16 @@ class _Explorer:
         initial = np.bincount(ids0, weights=w0, minlength=n)
 
         def cat(parts, dtype):
-            return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
 
-        timed_rates = sp.csr_matrix(
-            (cat(self.timed_vals, float), (cat(self.timed_rows, np.int64), cat(self.timed_cols, np.int64))),
-            shape=(n, len(self.timed)))
+        indptr = np.concatenate([[0], np.cumsum(cat(self.timed_counts, np.int64))])
+        timed_rates = sp.csr_matrix((cat(self.timed_vals, float), cat(self.timed_cols, np.int32), indptr),
+                                    shape=(n, len(self.timed)))
         impulses = sp.csr_matrix(
             (cat(self.imp_vals, float), (cat(self.imp_rows, np.int64), cat(self.imp_cols, np.int64))),
             shape=(n, len(self.instant)))
         return StateSpace(
-            net=net, markings=self.index.markings().copy(), initial=initial,
+            net=net, markings=self.index.copy_markings(), initial=initial,
             src=cat(self.src, np.int64), dst=cat(self.dst, np.int64), rate=cat(self.rate, float),
             timed_rates=timed_rates, impulses=impulses, seconds=time.perf_counter() - started,
         )
