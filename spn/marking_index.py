@@ -8,12 +8,12 @@ at a time; this table answers a batch with a handful of NumPy operations:
    smallest unsigned type that holds them) and hash the words;
 2. probe slot ``hash & mask``: an empty slot means a new marking (one of the rows
    aiming at it claims it), a slot holding an equal row gives the id, anything
-   else moves on to the next slot (linear probing) — for all pending rows at once,
-   until none is pending.
+   else moves on by a step drawn from the hash (double hashing) — for all pending
+   rows at once, until none is pending.
 
 Markings are stored once, in insertion order, in that packed form (uint8 per place
 until a place holds more than 255 tokens, and so on, rows padded to whole words),
-so a state costs about ``places`` bytes and two to four 8-byte table slots. A slot
+so a state costs about ``places`` bytes and four to eight 8-byte table slots. A slot
 holds the marking's id and the top 23 bits of its hash, so that probing compares
 the stored words only when those bits agree.
 
@@ -33,8 +33,9 @@ import numpy as np
 
 from spn.activity_table import rows_equal
 
-_EMPTY = -1
-#: a slot holds the id of a marking (low bits) and the top bits of its hash (a tag)
+_EMPTY = 0          # a free slot (tables start as zeros: no fill pass over fresh memory)
+_UNKNOWN = -1       # an id not found yet
+#: a slot holds id + 1 of a marking (low bits) and the top bits of its hash (a tag, never 0)
 _ID_BITS = 40
 _TAG_BITS = 63 - _ID_BITS
 _ID_MASK = (1 << _ID_BITS) - 1
@@ -54,7 +55,7 @@ class MarkingIndex:
     def __init__(self, n_places: int, capacity: int = 1 << 12):
         self.n_places = n_places
         self._n = 0
-        self._slots = np.full(1 << max(4, (2 * capacity - 1).bit_length()), _EMPTY, dtype=np.int64)
+        self._slots = np.zeros(1 << max(4, (4 * capacity - 1).bit_length()), dtype=np.int64)
         self._set_layout(np.uint8, capacity)
 
     def __len__(self) -> int:
@@ -66,12 +67,14 @@ class MarkingIndex:
         return self._rows.nbytes + self._slots.nbytes
 
     def markings(self) -> np.ndarray:
-        """The distinct markings so far, row i having id i (a view: see :meth:`copy_markings`)."""
+        """The distinct markings so far, row i having id i (a view, valid until the next :meth:`add`)."""
         return self._rows[:self._n, :self.n_places]
 
-    def copy_markings(self) -> np.ndarray:
-        """A copy of :meth:`markings` (rows copied whole, padding included, which is faster)."""
-        return self._rows[:self._n].copy()[:, :self.n_places]
+    def release_markings(self) -> np.ndarray:
+        """The markings, handed over without a copy; the index is unusable afterwards."""
+        self._words = self._slots = None
+        self._rows.resize((self._n, self._rows.shape[1]), refcheck=False)   # trimmed in place
+        return self._rows[:, :self.n_places]
 
     def pack(self, markings: np.ndarray) -> np.ndarray:
         """Rows as (n, words) uint64, in this index's storage layout."""
@@ -120,62 +123,63 @@ class MarkingIndex:
     def _insert(self, words: np.ndarray, row_h: np.ndarray) -> np.ndarray:
         """Ids of packed rows, inserting the unseen ones."""
         mask = len(self._slots) - 1
-        ids = np.full(len(words), _EMPTY, dtype=np.int64)
+        ids = np.full(len(words), _UNKNOWN, dtype=np.int64)
+        rows = np.arange(len(words))
         pos = (row_h & np.uint64(mask)).astype(np.int64)
+        step = _step(row_h)
         tags = _tag(row_h)
-        pending = np.arange(len(words))
-        while pending.size:
-            at = self._slots[pos[pending]]
-            empty = at == _EMPTY
-            # occupied slots: the same marking (same tag, then same words)? if not, probe on
-            occ = pending[~empty]
-            if occ.size:
-                held = at[~empty]
-                same = (held >> _ID_BITS) == tags[occ]
-                cand = held[same] & _ID_MASK
-                same[same] = rows_equal(self._words[cand], words[occ[same]])
-                ids[occ[same]] = held[same] & _ID_MASK
-                moved = occ[~same]
-                pos[moved] = (pos[moved] + 1) & mask
-            # empty slots: every row aiming at one writes its mark there, the last write
-            # wins and claims the slot; the others look at the same slot again (a repeat
-            # of the winner then finds its id there)
-            free = pending[empty]
+        while rows.size:
+            at = self._slots[pos]
+            match = np.flatnonzero((at >> _ID_BITS) == tags)
+            if match.size:
+                cand = (at[match] & _ID_MASK) - 1
+                same = rows_equal(self._words[cand], words[rows[match]])
+                ids[rows[match[same]]] = cand[same]
+            free = np.flatnonzero(at == _EMPTY)
             if free.size:
-                at_free = pos[free]
-                self._slots[at_free] = -2 - free
-                claim = free[self._slots[at_free] == -2 - free]
+                mark = -2 - rows[free]
+                self._slots[pos[free]] = mark
+                claim = free[self._slots[pos[free]] == mark]
                 new_ids = np.arange(self._n, self._n + claim.size, dtype=np.int64)
-                self._words[new_ids] = words[claim]
-                self._slots[pos[claim]] = (tags[claim] << _ID_BITS) | new_ids
-                ids[claim] = new_ids
+                self._words[new_ids] = words[rows[claim]]
+                self._slots[pos[claim]] = (tags[claim] << _ID_BITS) | (new_ids + 1)
+                ids[rows[claim]] = new_ids
                 self._n += claim.size
-            pending = pending[ids[pending] == _EMPTY]
+            left = ids[rows] == _UNKNOWN
+            moving = left & (at != _EMPTY)      # lost a claim: look at the same slot again
+            pos[moving] = (pos[moving] + step[moving]) & mask
+            rows, pos, step, tags = rows[left], pos[left], step[left], tags[left]
         return ids
 
     def _reserve(self, n: int, max_tokens: int):
-        """Room for n markings whose counts reach max_tokens; keep the table at most half full."""
+        """Room for n markings whose counts reach max_tokens; keep the table at most a quarter full."""
         dtype = self._rows.dtype
         if max_tokens > np.iinfo(dtype).max:
             dtype = next(t for t in _UNSIGNED if np.iinfo(t).max >= max_tokens)
-        if n > len(self._rows) or dtype != self._rows.dtype:
+        if dtype != self._rows.dtype:              # wider counts: a new layout, which hashes differently
             old = self.markings()
-            self._set_layout(dtype, max(n, 2 * len(self._rows)))
+            self._set_layout(dtype, max(n, len(self._rows)))
             self._rows[:self._n, :self.n_places] = old
-            if dtype != old.dtype:                 # a new layout hashes differently
-                self._rehash(len(self._slots))
-        if 2 * n > len(self._slots):
+            self._rehash(len(self._slots))
+        elif n > len(self._rows):                  # more rows: grown in place where the allocator can
+            self._words = None
+            self._rows.resize((max(n, 2 * len(self._rows)), self._rows.shape[1]), refcheck=False)
+            self._words = self._rows.view(np.uint64)
+        if 4 * n > len(self._slots):
             size = len(self._slots)
-            while 2 * n > size:
+            while 4 * n > size:
                 size *= 2
             self._rehash(size)
 
     def _rehash(self, size: int):
-        self._slots = np.full(size, _EMPTY, dtype=np.int64)
+        """Rebuild the table with ``size`` slots from the stored markings."""
+        self._slots.resize(size, refcheck=False)    # reuses the old table's memory where it can
+        self._slots.fill(_EMPTY)
         mask = size - 1
         hashes = self.hash(self._words[:self._n])
-        entries = (_tag(hashes) << _ID_BITS) | np.arange(self._n, dtype=np.int64)
+        entries = (_tag(hashes) << _ID_BITS) | np.arange(1, self._n + 1, dtype=np.int64)
         pos = (hashes & np.uint64(mask)).astype(np.int64)
+        step = _step(hashes)
         pending = np.arange(self._n)
         while pending.size:
             at = pos[pending]
@@ -183,10 +187,19 @@ class MarkingIndex:
             cand, at = pending[free], at[free]
             self._slots[at] = entries[cand]             # where several aim at an empty slot,
             won = self._slots[at] == entries[cand]      # the last write wins it
-            pending = np.concatenate([pending[~free], cand[~won]])
-            pos[pending] = (pos[pending] + 1) & mask
+            taken = pending[~free]
+            pos[taken] = (pos[taken] + step[taken]) & mask
+            pending = np.concatenate([taken, cand[~won]])
+
+
+def _step(hashes: np.ndarray) -> np.ndarray:
+    """Probe step (double hashing): odd, so a probe sequence visits every slot."""
+    return ((hashes >> np.uint64(32)) | np.uint64(1)).astype(np.int64)
 
 
 def _tag(hashes: np.ndarray) -> np.ndarray:
-    """The top bits of a hash, kept in the slot beside the id to rule out most unequal rows."""
-    return (hashes >> np.uint64(64 - _TAG_BITS)).astype(np.int64)
+    """The top bits of a hash, kept in the slot beside the id to rule out most unequal rows.
+
+    Its own top bit is set, so that no stored entry is 0 (:data:`_EMPTY`).
+    """
+    return (hashes >> np.uint64(64 - _TAG_BITS)).astype(np.int64) | (1 << (_TAG_BITS - 1))

@@ -55,8 +55,8 @@ class StateSpace:
     initial : length-n probability vector of the tangible markings the initial marking leads to.
     src, dst, rate : transitions between tangible markings (COO, duplicates allowed, no self loops).
     timed_rates : (n, timed activities) sparse matrix, rate of each timed activity in each marking.
-    impulses : (n, instantaneous activities) sparse matrix, expected firings per unit time of each
-        instantaneous activity caused by leaving each marking (its throughput is ``pi @ impulses``).
+    impulses : (n, instantaneous activities) sparse matrix (COO), expected firings per unit time of
+        each instantaneous activity caused by leaving each marking (its throughput is ``pi @ impulses``).
     """
 
     net: Net
@@ -126,6 +126,26 @@ def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
     return src[first], markings[first], np.bincount(inverse.ravel(), weights=weight)
 
 
+class _Buffer:
+    """A 1-d array that grows at its end (capacity doubles; the allocator can often grow it in place)."""
+
+    def __init__(self, dtype):
+        self.data = np.empty(1 << 12, dtype=dtype)
+        self.n = 0
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.n + len(values)
+        if end > len(self.data):
+            self.data.resize(max(end, 2 * len(self.data)), refcheck=False)   # no views exist yet
+        self.data[self.n:end] = values
+        self.n = end
+
+    def array(self) -> np.ndarray:
+        """The values appended, handed over (the buffer is trimmed in place, not copied)."""
+        self.data.resize(self.n, refcheck=False)
+        return self.data
+
+
 class _Explorer:
     def __init__(self, net: Net, max_states: int, progress: bool):
         self.net = net
@@ -146,11 +166,15 @@ class _Explorer:
         self.timed_table = ActivityTable(net, self.timed)
         self.instant_table = ActivityTable(net, self.instant)
         self.index = MarkingIndex(len(net.places))
-        self.src, self.dst, self.rate = [], [], []
+        # transitions are kept in the narrowest integer types their ids need
+        self.id_dtype = np.int32 if max_states < 2**31 - 1 else np.int64
+        self.act_dtype = np.int16 if len(net.activities) < 2**15 else np.int32
+        self.src, self.dst, self.rate = _Buffer(self.id_dtype), _Buffer(self.id_dtype), _Buffer(float)
         # timed_rates is built row by row (states are expanded in id order): per state
         # the number of enabled timed activities, then their positions and rates
-        self.timed_counts, self.timed_cols, self.timed_vals = [], [], []
-        self.imp_rows, self.imp_cols, self.imp_vals = [], [], []
+        self.timed_counts = _Buffer(np.int8 if len(self.timed) < 128 else np.int64)
+        self.timed_cols, self.timed_vals = _Buffer(self.act_dtype), _Buffer(float)
+        self.imp_rows, self.imp_cols, self.imp_vals = _Buffer(self.id_dtype), _Buffer(self.act_dtype), _Buffer(float)
 
     # ---- the instantaneous part
     def _instant_choices(self, markings: np.ndarray):
@@ -368,17 +392,14 @@ class _Explorer:
         n = len(self.index)
         initial = np.bincount(ids0, weights=w0, minlength=n)
 
-        def cat(parts, dtype):
-            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
-
-        indptr = np.concatenate([[0], np.cumsum(cat(self.timed_counts, np.int64))])
-        timed_rates = sp.csr_matrix((cat(self.timed_vals, float), cat(self.timed_cols, np.int32), indptr),
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(self.timed_counts.array(), out=indptr[1:])
+        timed_rates = sp.csr_matrix((self.timed_vals.array(), self.timed_cols.array().astype(np.int32), indptr),
                                     shape=(n, len(self.timed)))
-        impulses = sp.csr_matrix(
-            (cat(self.imp_vals, float), (cat(self.imp_rows, np.int64), cat(self.imp_cols, np.int64))),
-            shape=(n, len(self.instant)))
+        impulses = sp.coo_matrix((self.imp_vals.array(), (self.imp_rows.array(), self.imp_cols.array())),
+                                 shape=(n, len(self.instant)))
         return StateSpace(
-            net=net, markings=self.index.copy_markings(), initial=initial,
-            src=cat(self.src, np.int64), dst=cat(self.dst, np.int64), rate=cat(self.rate, float),
+            net=net, markings=self.index.release_markings(), initial=initial,
+            src=self.src.array(), dst=self.dst.array(), rate=self.rate.array(),
             timed_rates=timed_rates, impulses=impulses, seconds=time.perf_counter() - started,
         )

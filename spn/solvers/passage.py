@@ -205,7 +205,7 @@ def _check_completions(ss, rows, rates, end_activity):
     net = ss.net
     a = net.activity(end_activity)
     if isinstance(a, InstantActivity):
-        expected = np.asarray(ss.impulses[:, list(net.instant).index(a)].todense()).ravel()
+        expected = np.asarray(ss.impulses.tocsc()[:, list(net.instant).index(a)].todense()).ravel()
     else:
         expected = np.asarray(ss.timed_rates[:, list(net.timed).index(a)].todense()).ravel()
     found = np.bincount(rows, weights=rates, minlength=ss.n_states)
