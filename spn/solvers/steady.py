@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
-from scipy.sparse.csgraph import connected_components
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from spn.exceptions import NotErgodicError
 
@@ -114,8 +114,9 @@ def _generator(Q):
 
     ``G`` is a canonical CSR float64 copy whose diagonal is recomputed as
     ``-sum_{j != i} q_ij`` (so rows sum to 0 exactly up to rounding) and whose
-    explicit off-diagonal zeros are dropped; ``offdiag`` is ``G`` without its
-    diagonal (the transition graph).
+    explicit off-diagonal zeros are dropped; ``offdiag`` has the transition graph
+    as its pattern (``G`` without its diagonal, or ``G`` itself: self loops do not
+    change reachability or classes).
     """
     if not sp.issparse(Q):
         Q = np.asarray(Q)
@@ -126,11 +127,14 @@ def _generator(Q):
     n = Q.shape[0]
     if n == 0:
         raise ValueError("generator is empty (0 states)")
-    try:
-        Q = sp.csr_array(Q, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"generator must hold real numbers: {exc}") from None
-    Q.sum_duplicates()
+    canonical = (sp.issparse(Q) and Q.format == "csr" and Q.dtype == np.float64
+                 and Q.has_canonical_format)
+    if not canonical:       # (a canonical CSR generator, as explore() builds, is read as it is)
+        try:
+            Q = sp.csr_array(Q, dtype=np.float64, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"generator must hold real numbers: {exc}") from None
+        Q.sum_duplicates()
     data, indices = Q.data, Q.indices
     if not np.all(np.isfinite(data)):
         bad = np.flatnonzero(~np.isfinite(data))
@@ -161,20 +165,38 @@ def _generator(Q):
             f"generator rows must sum to 0: {int(bad.sum())} rows do not, "
             f"e.g. row {i} sums to {rowsum[i]:g} (Lambda = {scale:g})"
         )
-    offdiag = sp.csr_array((v, (r, c)), shape=(n, n))
-    ar = np.arange(n)
-    G = sp.csr_array(
-        (np.concatenate([v, -out_rate]), (np.concatenate([r, ar]), np.concatenate([c, ar]))),
-        shape=(n, n),
-    )
-    G.sum_duplicates()
-    G.sort_indices()
+    if canonical and off.size - r.size == n:
+        # every diagonal entry is stored and no off-diagonal one is zero (as explore() builds
+        # it): G keeps Q's structure, and serves as the transition graph (self loops are harmless)
+        g_data = data.copy()
+        g_data[~off] = -out_rate
+        G = sp.csr_array((g_data, indices, Q.indptr), shape=(n, n))
+        G.has_canonical_format = True
+        return G, G, float(out_rate.max())
+    # rows stay sorted by column when entries are only removed, and the diagonal entry
+    # goes in after the off-diagonal entries of its row that lie left of it
+    per_row = np.bincount(r, minlength=n)
+    offdiag = sp.csr_array((v, c, np.concatenate([[0], np.cumsum(per_row)])), shape=(n, n))
+    left = np.bincount(r[c < r], minlength=n)
+    at = np.arange(n) + np.concatenate([[0], np.cumsum(per_row)[:-1]]) + left   # diagonal positions
+    g_data = np.empty(v.size + n)
+    g_indices = np.empty(v.size + n, dtype=c.dtype)
+    is_diag = np.zeros(v.size + n, dtype=bool)
+    is_diag[at] = True
+    g_data[at], g_indices[at] = -out_rate, np.arange(n)
+    g_data[~is_diag], g_indices[~is_diag] = v, c
+    G = sp.csr_array((g_data, g_indices, np.concatenate([[0], np.cumsum(per_row + 1)])), shape=(n, n))
+    G.has_canonical_format = True
     return G, offdiag, float(out_rate.max())
 
 
 def _closed_classes(offdiag):
-    """Closed (bottom) strongly connected classes of the transition graph."""
+    """Closed (bottom) strongly connected classes of the transition graph (self loops allowed)."""
     n = offdiag.shape[0]
+    # the usual case first: every state reaches state 0 and is reached from it (irreducible)
+    if (breadth_first_order(offdiag, 0, return_predecessors=False).size == n
+            and breadth_first_order(offdiag.T.tocsr(), 0, return_predecessors=False).size == n):
+        return [np.arange(n)]
     ncomp, labels = connected_components(offdiag, directed=True, connection="strong")
     src = np.repeat(np.arange(n), np.diff(offdiag.indptr))
     leaving = labels[src] != labels[offdiag.indices]
@@ -672,16 +694,37 @@ def _solve_power(G, QT, tol, maxiter, x0, callback, omega):
     return _Out(x, res, status, msg, niter)
 
 
+def _strict_triangles(A):
+    """Strictly lower and strictly upper parts of a canonical CSR matrix (CSR, canonical)."""
+    n = A.shape[0]
+    rows = np.repeat(np.arange(n, dtype=A.indices.dtype), np.diff(A.indptr))
+    parts = []
+    for keep in (A.indices < rows, A.indices > rows):
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=n))])
+        part = sp.csr_array((A.data[keep], A.indices[keep], indptr), shape=A.shape)
+        part.has_canonical_format = True
+        parts.append(part)
+    return parts
+
+
 def _solve_sor(G, QT, tol, maxiter, x0, callback, omega):
     n = G.shape[0]
     # Q^T = D + L + U (diagonal, strictly lower, strictly upper). One sweep:
     # (D + omega L) x_new = -(omega U + (omega - 1) D) x_old, then normalise.
     # D + omega L = (I + omega L D^-1) D: solve with the unit lower factor.
     d = QT.diagonal()
-    L = sp.tril(QT, k=-1, format="csc")
-    U = sp.triu(QT, k=1, format="csr")
-    T = (sp.eye_array(n, format="csc") + omega * (L @ sp.diags_array(1.0 / d))).tocsc()
-    T.sort_indices()
+    L, U = _strict_triangles(QT)
+    # T = I + omega L D^-1, rows in column order: a row's lower entries, then its 1
+    per_row = np.diff(L.indptr) + 1
+    indptr = np.concatenate([[0], np.cumsum(per_row)])
+    ones = indptr[1:] - 1
+    t_data, t_indices = np.empty(indptr[-1]), np.empty(indptr[-1], dtype=L.indices.dtype)
+    is_one = np.zeros(indptr[-1], dtype=bool)
+    is_one[ones] = True
+    t_data[ones], t_indices[ones] = 1.0, np.arange(n)
+    t_data[~is_one], t_indices[~is_one] = omega * L.data / d[L.indices], L.indices
+    T = sp.csr_array((t_data, t_indices, indptr), shape=(n, n)).tocsc()   # (SciPy's solver
+    T.has_canonical_format = True                                           # works on CSC)
     x = _normalise(_start_vector(x0, n).copy())
     res = _residual(QT, x)
     niter = damped = 0
