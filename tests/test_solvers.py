@@ -8,6 +8,7 @@ on random irreducible generators.
 import doctest
 from fractions import Fraction
 
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -444,3 +445,42 @@ def test_docstring_examples_run():
     for module in (spn.solvers, steady_mod):
         failures, _ = doctest.testmod(module)
         assert failures == 0
+
+
+@st.composite
+def any_generators(draw):
+    """Generators with absorbing states, explicit zeros and missing diagonal entries."""
+    n = draw(st.integers(1, 12))
+    entries = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                      st.sampled_from([0.0, 0.5, 1.0, 3.0])), max_size=4 * n))
+    rates = {}
+    for i, j, r in entries:
+        if i != j:
+            rates[(i, j)] = r
+    Q = generator(rates, n) if rates else sp.csr_array((n, n))
+    if draw(st.booleans()):
+        Q = (Q + sp.csr_array(([0.0] * n, (range(n), range(n))), shape=(n, n))).tocsr()
+    Q.sum_duplicates()
+    return Q
+
+
+@settings(max_examples=150, deadline=None)
+@given(Q=any_generators())
+def test_canonical_csr_fast_path_reads_the_same_chain_as_the_general_path(Q):
+    """explore() hands over canonical CSR generators, read without copying: same G, same classes."""
+    assert Q.has_canonical_format
+    G_fast, graph_fast, lam_fast = steady_mod._generator(Q)
+    G_slow, graph_slow, lam_slow = steady_mod._generator(Q.toarray())
+    np.testing.assert_array_equal(G_fast.toarray(), G_slow.toarray())
+    assert lam_fast == lam_slow
+    # closed classes = attracting components of the transition graph (networkx as the reference)
+    dense = Q.toarray()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(Q.shape[0]))
+    graph.add_edges_from((i, j) for i, j in zip(*np.nonzero(dense)) if i != j and dense[i, j] > 0)
+    expected = sorted(sorted(c) for c in nx.attracting_components(graph))
+    for found in (steady_mod._closed_classes(graph_fast), steady_mod._closed_classes(graph_slow)):
+        assert sorted(c.tolist() for c in found) == expected
+    lower, upper = steady_mod._strict_triangles(G_fast)
+    np.testing.assert_array_equal(lower.toarray(), np.tril(G_slow.toarray(), -1))
+    np.testing.assert_array_equal(upper.toarray(), np.triu(G_slow.toarray(), 1))
