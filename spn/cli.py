@@ -430,7 +430,7 @@ def _baseline(args) -> int:
     cores = asked.get("cores") or sorted({r.cores for r in references})
     targets = [Target(int(size), int(k)) for size in sizes for k in cores]
     report = compare_logs(args.logs, targets, cores_range=args.cores_range, san=not args.no_san,
-                          max_shape=args.max_shape, max_states=args.max_states)
+                          max_shape=args.max_shape, max_states=args.max_states, references=references)
     print(json.dumps(report.as_dict(), indent=2) if args.json else format_table(report))
     return 0
 

@@ -407,18 +407,19 @@ def report(sizes: dict, users: dict, *, seconds: float, spark_version: str, gene
     return "\n".join(lines)
 
 
-def write_report(text: str, out: Path) -> None:
-    """Replace the generated part of ``out`` (between the markers), keeping the hand-written rest."""
+def write_report(text: str, out: Path, *, begin: str = BEGIN, end: str = END,
+                 title: str = "# Validation on real Spark runs") -> None:
+    """Replace the generated part of ``out`` (between the markers ``begin`` and ``end``), keeping the rest."""
     if out.exists():
         current = out.read_text()
-        if BEGIN in current and END in current:
-            head, rest = current.split(BEGIN, 1)
-            tail = rest.split(END, 1)[1]
+        if begin in current and end in current:
+            head, rest = current.split(begin, 1)
+            tail = rest.split(end, 1)[1]
             out.write_text(head + text + tail)
             return
         out.write_text(current.rstrip() + "\n\n" + text + "\n")
         return
-    out.write_text("# Validation on real Spark runs\n\n" + text + "\n")
+    out.write_text(title + "\n\n" + text + "\n")
 
 
 def main(argv=None) -> int:

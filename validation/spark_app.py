@@ -5,6 +5,9 @@ Modes:
 - ``batch``: the application of the data-size / core-count validation: two queries over one CSV
   input (a group-by aggregation over all rows, and a filtered aggregation by bucket), each an action
   (one Spark job each).
+- ``join``: an application with parallel stages (validation/run_baselines.py): two CSV inputs
+  (``--data`` and ``--data2``) are scanned independently, by two stages that run side by side, then
+  joined on their word column (a sort-merge join: broadcast joins are off) and aggregated by key.
 - ``users``: a closed multi-user experiment inside one application: after one warm-up query (job
   group ``warmup``), N threads (users), each with its own job group (``spark.jobGroup.id =
   user-<i>``), each run the same query Q times and sleep an exponential think time between queries.
@@ -34,6 +37,7 @@ def session(cores: int, event_dir: str, name: str, partition_bytes: int):
         .config("spark.sql.shuffle.partitions", "4")         # the post-shuffle stages: fixed task count
         .config("spark.sql.files.maxPartitionBytes", str(partition_bytes))  # scan tasks ~ input size
         .config("spark.sql.files.openCostInBytes", str(partition_bytes))
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1")  # joins shuffle both sides: parallel scans
         .config("spark.driver.memory", "2g")
         .getOrCreate()
     )
@@ -64,6 +68,17 @@ def batch(args):
     spark.sparkContext.setLogLevel("ERROR")
     query_totals(spark, args.data)
     query_buckets(spark, args.data)
+    print(spark.sparkContext.applicationId)
+    spark.stop()
+
+
+def join(args):
+    from pyspark.sql import functions as F
+
+    spark = session(args.cores, args.event_dir, args.name, args.partition_bytes)
+    spark.sparkContext.setLogLevel("ERROR")
+    left, right = read(spark, args.data), read(spark, args.data2).select(F.col("s"), F.col("v").alias("v2"))
+    left.join(right, "s").groupBy("k").agg(F.sum(F.col("v") * F.col("v2")), F.count("*")).collect()
     print(spark.sparkContext.applicationId)
     spark.stop()
 
@@ -100,8 +115,9 @@ def users(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("batch", "users"))
+    parser.add_argument("mode", choices=("batch", "join", "users"))
     parser.add_argument("--data", required=True, help="CSV input (file or folder)")
+    parser.add_argument("--data2", help="the second CSV input (join mode)")
     parser.add_argument("--event-dir", required=True, help="folder for the event log (absolute)")
     parser.add_argument("--cores", type=int, default=2, help="K of local[K]")
     parser.add_argument("--name", default="spn-validation")
@@ -111,7 +127,7 @@ def main():
     parser.add_argument("--think", type=float, default=2.0, help="mean think time, s (users mode)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    batch(args) if args.mode == "batch" else users(args)
+    {"batch": batch, "join": join, "users": users}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -105,10 +105,13 @@ def same_size(a: float, b: float) -> bool:
 
 
 def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, san: bool = True,
-                 max_shape: int = 10, max_states: int = 2_000_000) -> BaselineReport:
-    """Read the logs, then :func:`compare_runs` with the SAN model fitted from the same logs."""
+                 max_shape: int = 10, max_states: int = 2_000_000, references=None) -> BaselineReport:
+    """Read the logs, then :func:`compare_runs` with the SAN model fitted from the same logs.
+
+    ``references`` are the logs' :class:`ReferenceRun` when already read (one per path, same order).
+    """
     paths = list(paths)
-    references = [reference_run(p) for p in paths]
+    references = [reference_run(p) for p in paths] if references is None else list(references)
     solver = _san_solver(paths, references, max_shape=max_shape, max_states=max_states) if san else None
     return compare_runs(references, targets, cores_range=cores_range, san=solver)
 
