@@ -265,7 +265,7 @@ def _fit_dict(size, law, fit) -> dict:
 
 
 def format_table(report: BaselineReport) -> str:
-    """The human table of ``spn baseline``: references, one row per target, footnotes for "n/a".
+    r"""The human table of ``spn baseline``: references, one row per target, footnotes for "n/a".
 
     >>> from spn.baselines.runs import ReferenceRun
     >>> report = compare_runs([ReferenceRun("a.json", 20.0, 10**6, 2)], [Target(2 * 10**6, 4)])
