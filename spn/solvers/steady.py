@@ -281,6 +281,21 @@ def _normalise(y):
     return x
 
 
+def _normalise_in_place(y):
+    """:func:`_normalise` without new vectors (``y`` is overwritten); None if impossible."""
+    total = float(y.sum())
+    if not math.isfinite(total):        # a NaN or infinite entry makes the sum so
+        return None
+    if total < 0:
+        y *= -1.0
+    np.maximum(y, 0.0, out=y)
+    s = float(y.sum())
+    if not (s > 0 and math.isfinite(s)):
+        return None
+    y /= s
+    return y
+
+
 def _residual(QT, x):
     return float(np.abs(QT @ x).sum())
 
@@ -735,18 +750,24 @@ def _solve_sor(G, QT, tol, maxiter, x0, callback, omega):
             break
         if niter >= maxiter:
             break
-        rhs = -(omega * (U @ x))
+        # (few and in-place operations: on chains of millions of states, every fresh
+        # n-vector costs page faults that can take longer than the arithmetic)
+        rhs = U @ x
+        rhs *= -omega
         if omega != 1.0:
             rhs -= (omega - 1.0) * (d * x)
         z = sla.spsolve_triangular(
             T, rhs, lower=True, unit_diagonal=True, overwrite_A=True, overwrite_b=True
         )
-        x_new = _normalise(z / d)
+        z /= d
+        x_new = _normalise_in_place(z)
         niter += 1
         if x_new is None:
             status = _BREAKDOWN
             break
-        res_new = _residual(QT, x_new)
+        r = QT @ x_new
+        res_new = float(np.abs(r, out=r).sum())
+        del r
         if res_new >= res:
             # Gauss-Seidel can cycle (iteration matrix with eigenvalues of
             # modulus 1 besides 1, e.g. on cyclic chains): averaging with the
