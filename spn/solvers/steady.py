@@ -173,21 +173,31 @@ def _generator(Q):
         G = sp.csr_array((g_data, indices, Q.indptr), shape=(n, n))
         G.has_canonical_format = True
         return G, G, float(out_rate.max())
-    # rows stay sorted by column when entries are only removed, and the diagonal entry
-    # goes in after the off-diagonal entries of its row that lie left of it
-    per_row = np.bincount(r, minlength=n)
-    offdiag = sp.csr_array((v, c, np.concatenate([[0], np.cumsum(per_row)])), shape=(n, n))
-    left = np.bincount(r[c < r], minlength=n)
-    at = np.arange(n) + np.concatenate([[0], np.cumsum(per_row)[:-1]]) + left   # diagonal positions
-    g_data = np.empty(v.size + n)
-    g_indices = np.empty(v.size + n, dtype=c.dtype)
-    is_diag = np.zeros(v.size + n, dtype=bool)
-    is_diag[at] = True
-    g_data[at], g_indices[at] = -out_rate, np.arange(n)
-    g_data[~is_diag], g_indices[~is_diag] = v, c
-    G = sp.csr_array((g_data, g_indices, np.concatenate([[0], np.cumsum(per_row + 1)])), shape=(n, n))
-    G.has_canonical_format = True
+    # rows stay sorted by column when entries are only removed
+    offdiag = sp.csr_array((v, c, np.concatenate([[0], np.cumsum(np.bincount(r, minlength=n))])),
+                           shape=(n, n))
+    G = _with_diagonal(offdiag, -out_rate)
     return G, offdiag, float(out_rate.max())
+
+
+def _with_diagonal(A, diagonal):
+    """A canonical CSR matrix without diagonal entries, with ``diagonal`` put in (canonical CSR).
+
+    Each diagonal entry goes after the entries of its row that lie left of it, so
+    rows stay sorted by column without a sort.
+    """
+    n = A.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(A.indptr))
+    at = np.arange(n) + A.indptr[:-1] + np.bincount(rows[A.indices < rows], minlength=n)
+    size = A.nnz + n
+    data, indices = np.empty(size), np.empty(size, dtype=A.indices.dtype)
+    is_diag = np.zeros(size, dtype=bool)
+    is_diag[at] = True
+    data[at], indices[at] = diagonal, np.arange(n)
+    data[~is_diag], indices[~is_diag] = A.data, A.indices
+    out = sp.csr_array((data, indices, A.indptr + np.arange(n + 1)), shape=A.shape)
+    out.has_canonical_format = True
+    return out
 
 
 def _closed_classes(offdiag):
@@ -729,17 +739,10 @@ def _solve_sor(G, QT, tol, maxiter, x0, callback, omega):
     # D + omega L = (I + omega L D^-1) D: solve with the unit lower factor.
     d = QT.diagonal()
     L, U = _strict_triangles(QT)
-    # T = I + omega L D^-1, rows in column order: a row's lower entries, then its 1
-    per_row = np.diff(L.indptr) + 1
-    indptr = np.concatenate([[0], np.cumsum(per_row)])
-    ones = indptr[1:] - 1
-    t_data, t_indices = np.empty(indptr[-1]), np.empty(indptr[-1], dtype=L.indices.dtype)
-    is_one = np.zeros(indptr[-1], dtype=bool)
-    is_one[ones] = True
-    t_data[ones], t_indices[ones] = 1.0, np.arange(n)
-    t_data[~is_one], t_indices[~is_one] = omega * L.data / d[L.indices], L.indices
-    T = sp.csr_array((t_data, t_indices, indptr), shape=(n, n)).tocsc()   # (SciPy's solver
-    T.has_canonical_format = True                                           # works on CSC)
+    # T = I + omega L D^-1
+    scaled = sp.csr_array((omega * L.data / d[L.indices], L.indices, L.indptr), shape=(n, n))
+    T = _with_diagonal(scaled, np.ones(n)).tocsc()     # (SciPy's triangular solver works on CSC)
+    T.has_canonical_format = True
     x = _normalise(_start_vector(x0, n).copy())
     res = _residual(QT, x)
     niter = damped = 0
