@@ -55,6 +55,16 @@ class ActivityTable:
             self._tests += [(pos, int(j), int(need[j])) for j in np.flatnonzero(need)]
             self._tests += [(pos, int(j), -int(b)) for j, b in zip(inhibit_idx, inhibit_bound)]
             self.delta[pos] = produce - need
+        # the same tests as linear conditions sign * m[column] >= bound (for run_lengths):
+        # an inhibitor arc m < b reads -m >= 1 - b
+        owner = np.array([t[0] for t in self._tests], dtype=np.intp)
+        threshold = np.array([t[2] for t in self._tests], dtype=np.int64)
+        self._column = np.array([t[1] for t in self._tests], dtype=np.intp)
+        self._sign = np.where(threshold > 0, 1, -1)
+        self._bound = np.where(threshold > 0, threshold, 1 + threshold)
+        self._signed_delta = self.delta[:, self._column].astype(np.int64) * self._sign
+        self._group_starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
+        self._grouped = owner[self._group_starts]      # the activity of each group of tests
         self._gated = [pos for pos, a in enumerate(self.activities) if a.input_gates]
         self._with_functions = [pos for pos, a in enumerate(self.activities)
                                 if a.output_gates or any(g.function is not None for g in a.input_gates)]
@@ -121,12 +131,10 @@ class ActivityTable:
         n = len(markings)
         if not self._tests:
             return np.full(n, UNBOUNDED, dtype=np.int64)
-        owner, column, threshold = (np.array(x, dtype=np.int64) for x in zip(*self._tests))
-        sign = np.where(threshold > 0, 1, -1)
-        bound = np.where(threshold > 0, threshold, 1 + threshold)       # -m >= 1 - bound for inhibitors
         # test k holds after i firings  <=>  value + i * change >= bound
-        value = markings[:, column].astype(np.int64) * sign
-        change = self.delta[:, column].astype(np.int64)[acts] * sign
+        value = markings[:, self._column].astype(np.int64) * self._sign
+        change = self._signed_delta[acts]
+        bound = self._bound
         step = np.where(change == 0, 1, np.abs(change))
         first = np.where(change > 0, -((value - bound) // step), 0)           # holds from i = first
         first = np.maximum(first, 0)
@@ -134,11 +142,10 @@ class ActivityTable:
         never = (change == 0) & (value < bound)
         first[never], end[never] = UNBOUNDED, 0
         # an activity is enabled on the intersection of its tests' half-lines
-        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         lo = np.zeros((n, len(self.activities)), dtype=np.int64)
         hi = np.full((n, len(self.activities)), UNBOUNDED, dtype=np.int64)
-        lo[:, owner[starts]] = np.maximum.reduceat(first, starts, axis=1)
-        hi[:, owner[starts]] = np.minimum.reduceat(end, starts, axis=1)
+        lo[:, self._grouped] = np.maximum.reduceat(first, self._group_starts, axis=1)
+        hi[:, self._grouped] = np.minimum.reduceat(end, self._group_starts, axis=1)
         own_end = hi[np.arange(n), acts]
         stopped = rivals[acts] & (lo < hi)
         rival_start = np.where(stopped, np.maximum(lo, 1), UNBOUNDED).min(axis=1)

@@ -184,9 +184,6 @@ class _Explorer:
         ``rows[i]`` fires instantaneous activity ``acts[i]`` with probability ``prob[i]``.
         """
         n = len(markings)
-        if not self.instant or n == 0:
-            empty = np.empty(0, dtype=np.int64)
-            return np.zeros(n, dtype=bool), empty, empty, np.empty(0)
         enabled = self.instant_table.enabled(markings)
         vanishing = row_any(enabled)
         if not vanishing.any():
