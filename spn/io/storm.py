@@ -7,9 +7,11 @@ maximal-progress assumption (instantaneous beats timed, as in spn), and each
 asked quantity is a long-run average, ``LRAmax=? [ place >= k ]``. The expected
 tokens of a place with at most ``b`` tokens are ``sum_k P(place >= k)``, k = 1..b.
 
-Storm's long-run averages on Markov automata are computed to about 1e-6 in
-floating point; ``exact=True`` asks for rational arithmetic instead (slow, for
-small nets).
+Storm's long-run averages on Markov automata are computed by value iteration
+until successive iterates differ by less than its ``--lra:precision`` setting
+(1e-6 by default); ``precision`` sets it (1e-12 here, so that the answers can be
+compared with spn's to 1e-8), ``exact=True`` asks for rational arithmetic
+instead (slow, for small nets).
 
 >>> from spn.net import Net, Place, TimedActivity
 >>> net = Net([Place("up", 1), Place("down")],
@@ -42,7 +44,27 @@ class StormResult:
     solve_s: float
 
 
-def storm_expected_tokens(net, bounds: dict, *, exact: bool = False) -> StormResult:
+_precision_set: list[float] = []     # Storm's settings can be given once per process
+
+
+def _environment(precision: float):
+    """A Storm environment whose long-run-average precision is ``precision``.
+
+    That precision is only reachable through Storm's command-line settings, which
+    an environment reads when it is built, and which can be set once per process.
+    """
+    import stormpy.developer
+
+    if not _precision_set:
+        stormpy.developer.set_from_exploded_string(["--lra:precision", repr(float(precision))])
+        _precision_set.append(float(precision))
+    elif _precision_set[0] != float(precision):
+        raise ValueError(f"Storm's precision is already {_precision_set[0]:g} in this process "
+                         f"(it can be set once per process); use a new process for {precision:g}")
+    return stormpy.developer.EnvironmentBuilder.build_environment()
+
+
+def storm_expected_tokens(net, bounds: dict, *, exact: bool = False, precision: float = 1e-12) -> StormResult:
     """Expected tokens in steady state of each place in ``bounds`` ({place: max tokens}), by Storm."""
     import stormpy
     import stormpy.gspn
@@ -63,7 +85,7 @@ def storm_expected_tokens(net, bounds: dict, *, exact: bool = False) -> StormRes
     builder = stormpy.build_model[stormpy.Rational] if exact else stormpy.build_model
     model = builder(jani, options=options)
     built = time.perf_counter()
-    env = stormpy.Environment()
+    env = _environment(precision)
     if exact:
         env.solver().force_exact = True
     values = iter(float(stormpy.model_checking(model, p, environment=env).get_value(model.initial_states[0]))
