@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
+from spn import compiled_explore
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.activity_table import UNBOUNDED, ActivityTable, row_any
 from spn.expand import expand_erlang
@@ -99,18 +100,51 @@ class StateSpace:
         return f"StateSpace({self.net.name!r}: {self.n_states} tangible markings, {len(self.src)} transitions)"
 
 
-def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False) -> StateSpace:
+def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
+            engine: str = "auto") -> StateSpace:
     """Generate the tangible reachability graph of ``net``.
 
     Erlang activities are expanded first (:func:`spn.expand.expand_erlang`).
     Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings and
     :class:`TimelessTrapError` when vanishing markings loop with no way out.
     ``progress=True`` prints a progress line on stderr.
+
+    ``engine``: ``"numpy"`` explores a frontier at a time with NumPy calls (any
+    net); ``"compiled"`` one marking at a time in compiled code
+    (:mod:`spn.compiled_explore`: plain nets only, several times faster);
+    ``"auto"`` takes the compiled engine where it applies and the NumPy engine
+    otherwise, or where the compiled one gives up (vanishing loops, very many
+    interleavings of instantaneous firings, traps).
     """
+    if engine not in ("auto", "numpy", "compiled"):
+        raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
     started = time.perf_counter()
     net = expand_erlang(net)
-    explorer = _Explorer(net, max_states, progress)
-    return explorer.run(started)
+    if engine != "numpy":
+        if engine == "compiled" and not (compiled_explore.available() and compiled_explore.is_plain(net)):
+            raise ValueError("the compiled engine needs numba and a plain net (no gates, constant "
+                             "rates and weights)")
+        parts = compiled_explore.explore_plain(net, max_states=max_states, progress=progress, started=started)
+        if parts is not None:
+            return _state_space(net, parts, started)
+        if engine == "compiled":
+            raise ValueError("the compiled engine gave up on this net (vanishing loops, very many "
+                             "interleavings, or a trap): use engine='numpy'")
+    return _Explorer(net, max_states, progress).run(started)
+
+
+def _state_space(net: Net, parts, started: float) -> StateSpace:
+    """Assemble a :class:`StateSpace` from the arrays an engine filled (moved, not copied)."""
+    n = len(parts.markings)
+    initial = np.bincount(parts.initial_ids, weights=parts.initial_weights, minlength=n)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(parts.timed_counts, out=indptr[1:])
+    timed_rates = sp.csr_matrix((parts.timed_vals, parts.timed_cols.astype(np.int32), indptr),
+                                shape=(n, len(net.timed)))
+    impulses = sp.coo_matrix((parts.imp_vals, (parts.imp_rows, parts.imp_cols)), shape=(n, len(net.instant)))
+    return StateSpace(net=net, markings=parts.markings, initial=initial, src=parts.src, dst=parts.dst,
+                      rate=parts.rate, timed_rates=timed_rates, impulses=impulses,
+                      seconds=time.perf_counter() - started)
 
 
 # --------------------------------------------------------------------------- internals
@@ -386,17 +420,9 @@ class _Explorer:
                       f"{rate:,.0f} states/s", end="", file=sys.stderr, flush=True)
         if self.progress:
             print(file=sys.stderr)
-        n = len(self.index)
-        initial = np.bincount(ids0, weights=w0, minlength=n)
-
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(self.timed_counts.array(), out=indptr[1:])
-        timed_rates = sp.csr_matrix((self.timed_vals.array(), self.timed_cols.array().astype(np.int32), indptr),
-                                    shape=(n, len(self.timed)))
-        impulses = sp.coo_matrix((self.imp_vals.array(), (self.imp_rows.array(), self.imp_cols.array())),
-                                 shape=(n, len(self.instant)))
-        return StateSpace(
-            net=net, markings=self.index.release_markings(), initial=initial,
+        return _state_space(net, compiled_explore.Parts(
+            markings=self.index.release_markings(), initial_ids=ids0, initial_weights=w0,
             src=self.src.array(), dst=self.dst.array(), rate=self.rate.array(),
-            timed_rates=timed_rates, impulses=impulses, seconds=time.perf_counter() - started,
-        )
+            timed_counts=self.timed_counts.array(), timed_cols=self.timed_cols.array(),
+            timed_vals=self.timed_vals.array(), imp_rows=self.imp_rows.array(),
+            imp_cols=self.imp_cols.array(), imp_vals=self.imp_vals.array()), started)

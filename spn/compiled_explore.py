@@ -1,0 +1,483 @@
+"""Exploration of plain nets in compiled code (Numba), one marking at a time.
+
+:mod:`spn.statespace` explores any net a frontier at a time with NumPy calls; its
+cost is in the calls and in the temporary arrays they fill. For a *plain* net —
+arcs alone decide enabling and firing, rates and weights are constants (with
+single, k or infinite servers), as in every model :mod:`spn.models` builds —
+this module does the same job in a compiled loop, several times faster and with
+less memory touched per state:
+
+- each tangible marking, in id order, fires its enabled timed activities;
+- each successor is followed depth first through vanishing markings (highest
+  priority first, ties split by weight; a run of one activity that stays the
+  only choice is taken in one step, as :meth:`ActivityTable.run_lengths` does);
+- tangible landings are looked up in an open-addressing hash table of the
+  markings seen (linear probing, a hash tag beside each id), new ones appended.
+
+The chain is the one :mod:`spn.statespace` builds (same markings, rates and
+impulses; states may be numbered in another order). Where this engine would
+not be exact or would be slow — vanishing markings that loop, very many
+interleavings of instantaneous firings, a zero total weight — it gives up and
+:func:`spn.statespace.explore` uses the NumPy engine, which handles those cases
+(and reports traps with their markings).
+
+>>> from spn.net import Net, Place, TimedActivity, InstantActivity
+>>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
+...     TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
+...     InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
+...     TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
+>>> is_plain(net)
+True
+>>> parts = explore_plain(net, max_states=10)
+>>> parts.markings.tolist(), parts.src.tolist(), parts.dst.tolist(), parts.rate.tolist()
+([[1, 0, 0], [0, 0, 1]], [0, 1], [1, 0], [1.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:           # pragma: no cover - numba is a dependency; without it the NumPy engine runs
+    njit = None
+
+from spn.activity_table import ActivityTable
+from spn.exceptions import StateSpaceLimitError
+from spn.net import InstantActivity, Net
+
+#: the kernel's answers
+_DONE, _CHUNK, _ROOM_STATES, _ROOM_TRANSITIONS, _ROOM_TIMED, _ROOM_IMPULSES, _WIDER, _GIVE_UP, _TOO_MANY = range(9)
+#: vanishing firings followed from one timed firing before giving up (interleavings or a loop)
+PATH_LIMIT = 100_000
+#: depth of a vanishing path (after runs are jumped) taken as a loop
+DEPTH_LIMIT = 10_000
+#: markings on the depth-first stack
+STACK_SIZE = 1 << 14
+#: tangible markings expanded per kernel call (between progress lines)
+CHUNK = 1 << 16
+UNBOUNDED = 1 << 62
+_ID_BITS = 40
+_ID_MASK = (1 << _ID_BITS) - 1
+
+
+def available() -> bool:
+    """Whether Numba is installed (without it, every net goes to the NumPy engine)."""
+    return njit is not None
+
+
+def is_plain(net: Net) -> bool:
+    """Arcs alone decide enabling and firing, and rates and weights are constants."""
+    return not any(a.input_gates or a.output_gates
+                   or callable(a.weight if isinstance(a, InstantActivity) else a.rate)
+                   for a in net.activities)
+
+
+@dataclass
+class Parts:
+    """What the kernel found, in the arrays :class:`spn.statespace.StateSpace` is built from."""
+
+    markings: np.ndarray
+    initial_ids: np.ndarray
+    initial_weights: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    rate: np.ndarray
+    timed_counts: np.ndarray
+    timed_cols: np.ndarray
+    timed_vals: np.ndarray
+    imp_rows: np.ndarray
+    imp_cols: np.ndarray
+    imp_vals: np.ndarray
+
+
+def _arrays(table: ActivityTable):
+    """An activity group as flat arrays: its arc tests per activity (CSR), token changes, constants."""
+    tests = table._tests
+    owner = np.array([t[0] for t in tests], dtype=np.int64)
+    ptr = np.zeros(len(table) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=len(table)), out=ptr[1:])
+    order = np.argsort(owner, kind="stable")
+    column = np.array([t[1] for t in tests], dtype=np.int64)[order]
+    threshold = np.array([t[2] for t in tests], dtype=np.int64)[order]
+    server_cap = np.minimum(table._server_cap, UNBOUNDED).astype(np.int64)
+    return (ptr, column, threshold, table.delta.astype(np.int64), table._base.astype(float),
+            table._server_column.astype(np.int64), table._server_divisor.astype(np.int64), server_cap)
+
+
+def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
+                  started: float | None = None) -> Parts | None:
+    """Explore an Erlang-expanded plain net; None where the NumPy engine must take over."""
+    if not available() or not is_plain(net):
+        return None
+    started = time.perf_counter() if started is None else started
+    timed = _arrays(ActivityTable(net, net.timed))
+    instant = _arrays(ActivityTable(net, net.instant))
+    priority = np.array([a.priority for a in net.instant], dtype=float)
+    rivals = (priority[None, :] >= priority[:, None]) & ~np.eye(len(priority), dtype=bool)
+    m0 = net.initial_marking().astype(np.int64)
+    n_places = len(m0)
+
+    dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if np.iinfo(t).max >= 2 * m0.max())
+    rows = np.zeros((1 << 12, n_places), dtype=dtype)
+    slots = np.zeros(1 << 13, dtype=np.int64)
+    timed_counts = np.zeros(len(rows), dtype=np.int32)
+    id_dtype = np.int32 if max_states < 2**31 - 1 else np.int64
+    src, dst, rate = np.empty(1 << 12, id_dtype), np.empty(1 << 12, id_dtype), np.empty(1 << 12)
+    timed_cols, timed_vals = np.empty(1 << 12, np.int16), np.empty(1 << 12)
+    imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
+    work = _work(n_places, len(priority))
+    # states, next state to expand (-1: the initial marking first), transitions, timed entries,
+    # impulses, how many transitions are the initial marking's landings (src -1), and the
+    # states and transitions a lack of room asked for
+    counts = np.zeros(8, dtype=np.int64)
+    counts[1] = -1
+    last_report = time.perf_counter()
+    while True:
+        status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
+                         imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority, work,
+                         max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
+        if status == _DONE:
+            break
+        if status == _GIVE_UP:
+            return None
+        if status == _TOO_MANY:
+            raise StateSpaceLimitError(
+                f"more than {max_states:,} tangible markings (max_states): solve a smaller "
+                f"configuration, raise --max-states if memory allows, or estimate it by simulation "
+                f"(spn simulate)")
+        if status == _ROOM_STATES:
+            need = int(counts[6])
+            if need >= len(rows):
+                rows.resize((max(need + 1, 2 * len(rows)), n_places), refcheck=False)
+                timed_counts.resize(len(rows), refcheck=False)
+            if 2 * need >= len(slots):
+                size = len(slots)
+                while 2 * need >= size:
+                    size *= 2
+                slots = np.zeros(size, dtype=np.int64)
+                _rehash(rows, int(counts[0]), slots)
+        elif status == _ROOM_TRANSITIONS:
+            for a in (src, dst, rate):
+                a.resize(max(int(counts[7]), 2 * len(a)), refcheck=False)
+        elif status == _ROOM_TIMED:
+            for a in (timed_cols, timed_vals):
+                a.resize(2 * len(a), refcheck=False)
+        elif status == _ROOM_IMPULSES:
+            for a in (imp_rows, imp_cols, imp_vals):
+                a.resize(2 * len(a), refcheck=False)
+        elif status == _WIDER:
+            wider = {np.uint8: np.uint16, np.uint16: np.uint32, np.uint32: np.uint64}[rows.dtype.type]
+            rows = rows.astype(wider)
+        if progress and sys.stderr.isatty() and time.perf_counter() - last_report > 0.5:
+            last_report = time.perf_counter()
+            n, frontier = int(counts[0]), int(counts[0] - max(counts[1], 0))
+            print(f"\rexploring: {n:,} states, frontier {frontier:,}, "
+                  f"{n / (last_report - started):,.0f} states/s", end="", file=sys.stderr, flush=True)
+    if progress and sys.stderr.isatty():
+        print(file=sys.stderr)
+    n, n_tr, n_tv, n_imp, n_initial = (int(c) for c in counts[[0, 2, 3, 4, 5]])
+    rows.resize((n, n_places), refcheck=False)
+    for a, size in ((src, n_tr), (dst, n_tr), (rate, n_tr), (timed_cols, n_tv), (timed_vals, n_tv),
+                    (imp_rows, n_imp), (imp_cols, n_imp), (imp_vals, n_imp), (timed_counts, n)):
+        a.resize(size, refcheck=False)
+    return Parts(markings=rows, initial_ids=dst[:n_initial].copy(), initial_weights=rate[:n_initial].copy(),
+                 src=src[n_initial:], dst=dst[n_initial:], rate=rate[n_initial:],
+                 timed_counts=timed_counts, timed_cols=timed_cols, timed_vals=timed_vals,
+                 imp_rows=imp_rows, imp_cols=imp_cols, imp_vals=imp_vals)
+
+
+#: tangible landings looked up together (their table slots are fetched in one pass)
+BATCH = 1 << 14
+#: room for the landings of the marking that fills a batch
+_PENDING = BATCH + (1 << 16)
+
+
+def _work(n_places: int, n_instant: int):
+    """Scratch arrays of the kernel: the marking expanded, its successor, the marking resolved
+    and its instantaneous choices, the depth-first stack, the landings waiting to be looked up."""
+    return (np.empty(n_places, np.int64), np.empty(n_places, np.int64), np.empty(n_places, np.int64),
+            np.empty(n_instant, np.int64),
+            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64),
+            np.empty((_PENDING, n_places), np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING),
+            np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64))
+
+
+# --------------------------------------------------------------------------- the compiled part
+def _compiled(function):
+    return njit(cache=True, nogil=True)(function) if njit is not None else function
+
+
+def _inlined(function):
+    """Compiled into its callers: the small helpers run several times per marking."""
+    return njit(cache=True, nogil=True, inline="always")(function) if njit is not None else function
+
+
+@_inlined
+def _hash(m):
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for j in range(m.shape[0]):
+        h = (h ^ np.uint64(m[j])) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+@_inlined
+def _slot_of(h, slots):
+    """First slot of a hash, and its tag (top bits, with the tag's own top bit set: never 0)."""
+    return np.int64(h & np.uint64(len(slots) - 1)), np.int64(h >> np.uint64(41)) | (1 << 22)
+
+
+@_compiled
+def _rehash(rows, n, slots):
+    mask = len(slots) - 1
+    m = np.empty(rows.shape[1], dtype=np.int64)
+    for i in range(n):
+        for j in range(rows.shape[1]):
+            m[j] = rows[i, j]
+        pos, tag = _slot_of(_hash(m), slots)
+        while slots[pos] != 0:
+            pos = (pos + 1) & mask
+        slots[pos] = (tag << _ID_BITS) | (i + 1)
+
+
+@_compiled
+def _flush(k, rows, slots, src, dst, rate, counts, work):
+    """Look up (adding new ones) the k pending landings and record them as transitions.
+
+    First every slot, and the row it points to, is read in short loops of
+    independent reads (which the processor overlaps); then each landing probes
+    from there, finding in cache what it needs.
+    Returns a lack of room (before changing anything) or _DONE.
+    """
+    marks, sources, weights, pos, tags, first = work[7], work[8], work[9], work[10], work[11], work[12]
+    if counts[0] + k >= rows.shape[0] or 2 * (counts[0] + k) >= len(slots):
+        counts[6] = counts[0] + k
+        return _ROOM_STATES
+    if counts[2] + k > len(src):
+        counts[7] = counts[2] + k
+        return _ROOM_TRANSITIONS
+    mask = len(slots) - 1
+    touched = 0
+    for i in range(k):
+        pos[i], tags[i] = _slot_of(_hash(marks[i]), slots)
+    # short loops of independent reads, so that many cache misses are under way at once
+    for i in range(k):
+        first[i] = slots[pos[i]]
+    for i in range(k):
+        touched += rows[max((first[i] & _ID_MASK) - 1, 0), 0]     # the candidate rows
+    n_tr = counts[2]
+    for i in range(k):
+        at = pos[i]
+        entry = slots[at]           # read again: an earlier landing of this batch may have taken it
+        while True:
+            if entry == 0:                          # a new marking
+                found = counts[0]
+                for j in range(rows.shape[1]):
+                    rows[found, j] = marks[i, j]
+                slots[at] = (tags[i] << _ID_BITS) | (found + 1)
+                counts[0] = found + 1
+                break
+            if (entry >> _ID_BITS) == tags[i]:
+                found = (entry & _ID_MASK) - 1
+                same = True
+                for j in range(rows.shape[1]):
+                    if rows[found, j] != marks[i, j]:
+                        same = False
+                        break
+                if same:
+                    break
+            at = (at + 1) & mask
+            entry = slots[at]
+        if found != sources[i]:
+            src[n_tr], dst[n_tr], rate[n_tr] = sources[i], found, weights[i]
+            n_tr += 1
+    counts[2] = n_tr
+    return _DONE if touched >= 0 else _DONE     # (touched is used: the compiler keeps the row reads)
+
+
+@_inlined
+def _enabled(m, ptr, column, threshold, a):
+    for t in range(ptr[a], ptr[a + 1]):
+        need = threshold[t]
+        if need > 0:
+            if m[column[t]] < need:
+                return False
+        elif m[column[t]] >= -need:
+            return False
+    return True
+
+
+@_inlined
+def _window(m, ptr, column, threshold, delta_a, b):
+    """The firings i of a run of delta_a (i = 0, 1, ...) after which activity b is enabled: [lo, hi)."""
+    lo, hi = 0, UNBOUNDED
+    for t in range(ptr[b], ptr[b + 1]):
+        need = threshold[t]
+        sign = 1 if need > 0 else -1                    # a test reads sign * m[column] >= bound
+        bound = need if need > 0 else 1 + need
+        value = sign * m[column[t]]
+        change = sign * delta_a[column[t]]
+        if change == 0:
+            if value < bound:
+                return UNBOUNDED, 0
+        elif change == 1:                               # (the usual case, without a division)
+            lo = max(lo, bound - value)
+        elif change == -1:
+            hi = min(hi, value - bound + 1)
+        elif change > 0:
+            lo = max(lo, -((value - bound) // change))
+        else:
+            hi = min(hi, (value - bound) // (-change) + 1)
+    return lo, hi
+
+
+@_inlined
+def _run_length(m, a, instant, rivals):
+    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths)."""
+    ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
+    run = _window(m, ptr, column, threshold, delta[a], a)[1]
+    for b in range(rivals.shape[1]):
+        if rivals[a, b]:
+            lo, hi = _window(m, ptr, column, threshold, delta[a], b)
+            if lo < hi:
+                run = min(run, max(lo, 1))
+    return 1 if run >= UNBOUNDED else run
+
+
+@_compiled
+def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+             instant, rivals, priority, work, path_limit, depth_limit):
+    """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
+    which are appended to the pending landings from position k. Returns (status, new k)."""
+    ptr, column, threshold, delta, base = instant[0], instant[1], instant[2], instant[3], instant[4]
+    m, choice, stack, stack_weight, stack_depth = work[2], work[3], work[4], work[5], work[6]
+    marks, sources, weights = work[7], work[8], work[9]
+    n_instant = len(priority)
+    for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
+        stack[0, j] = start[j]
+    stack_weight[0], stack_depth[0] = weight, 0
+    top, pops = 1, 0
+    while top:
+        top -= 1
+        for j in range(m.shape[0]):
+            m[j] = stack[top, j]
+        w, depth = stack_weight[top], stack_depth[top]
+        pops += 1
+        if pops > path_limit or depth > depth_limit:
+            return _GIVE_UP, k
+        n_choices, best, total = 0, -np.inf, 0.0
+        for a in range(n_instant):
+            if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
+        if n_choices == 0:                          # tangible: to be looked up with others
+            if k >= len(sources):
+                return _GIVE_UP, k
+            for j in range(m.shape[0]):
+                if m[j] > top_count:
+                    return _WIDER, k
+                marks[k, j] = m[j]
+            sources[k], weights[k] = source, w
+            k += 1
+            continue
+        if total <= 0 or top + n_choices > stack.shape[0]:
+            return _GIVE_UP, k                      # a timeless trap (reported by the NumPy engine) or too wide
+        times = _run_length(m, choice[0], instant, rivals) if n_choices == 1 else 1
+        for c in range(n_choices):
+            a = choice[c]
+            p = w * base[a] / total
+            if source >= 0:
+                n = counts[4]
+                if n >= len(imp_rows):
+                    return _ROOM_IMPULSES, k
+                imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                counts[4] = n + 1
+            for j in range(m.shape[0]):
+                stack[top, j] = m[j] + times * delta[a, j]
+            stack_weight[top], stack_depth[top] = p, depth + 1
+            top += 1
+    return _DONE, k
+
+
+@_compiled
+def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
+            imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority, work,
+            max_states, chunk, path_limit, depth_limit):
+    """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
+
+    Landings wait in a batch until it is full or no known marking is left to
+    expand. On a lack of room everything since the last batch is taken back,
+    so that the call can be repeated once the arrays have grown.
+    """
+    ptr, column, threshold, delta, base = timed[0], timed[1], timed[2], timed[3], timed[4]
+    server_column, server_divisor, server_cap = timed[5], timed[6], timed[7]
+    m, nxt = work[0], work[1]
+    top_count = np.iinfo(rows.dtype).max
+    if counts[1] < 0:
+        status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+                             instant, rivals, priority, work, path_limit, depth_limit)
+        if status == _DONE:
+            status = _flush(k, rows, slots, src, dst, rate, counts, work)
+        if status != _DONE:
+            return status
+        counts[1], counts[5] = 0, counts[2]
+    s, k = counts[1], 0
+    saved_timed, saved_impulses = counts[3], counts[4]
+    stop = s + chunk
+    while True:
+        if k >= BATCH or s == counts[0] or s >= stop:
+            status = _flush(k, rows, slots, src, dst, rate, counts, work)
+            if status != _DONE:                     # take back the markings expanded since the last batch
+                counts[3], counts[4] = saved_timed, saved_impulses
+                return status
+            counts[1], k = s, 0
+            saved_timed, saved_impulses = counts[3], counts[4]
+            if counts[0] > max_states:
+                return _TOO_MANY
+            if s == counts[0]:
+                return _DONE
+            if s >= stop:
+                return _CHUNK
+        for j in range(m.shape[0]):
+            m[j] = rows[s, j]
+        enabled = 0
+        for a in range(len(base)):
+            if not _enabled(m, ptr, column, threshold, a):
+                continue
+            r = base[a]
+            if server_column[a] >= 0:
+                busy = m[server_column[a]]
+                if server_divisor[a] != 1:
+                    busy //= server_divisor[a]
+                r *= min(busy, server_cap[a])
+            if r <= 0:
+                continue
+            n = counts[3]
+            if n >= len(timed_cols):
+                counts[3], counts[4] = saved_timed, saved_impulses
+                return _ROOM_TIMED
+            timed_cols[n], timed_vals[n] = a, r
+            counts[3] = n + 1
+            enabled += 1
+            for j in range(m.shape[0]):
+                nxt[j] = m[j] + delta[a, j]
+            status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+                                 instant, rivals, priority, work, path_limit, depth_limit)
+            if status != _DONE:
+                counts[3], counts[4] = saved_timed, saved_impulses
+                return status
+        timed_counts[s] = enabled
+        s += 1

@@ -1,0 +1,137 @@
+"""The compiled exploration engine builds the same chain as the NumPy engine.
+
+Both engines are run on the same nets and their chains compared entry by entry,
+up to the numbering of states: random nets with priorities, weights, inhibitor
+arcs and servers; the DAG models; and the cases the compiled engine must hand
+back to the NumPy engine (vanishing loops, traps, gates).
+"""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+
+from spn import compiled_explore
+from spn.exceptions import StateSpaceLimitError, TimelessTrapError
+from spn.expand import expand_erlang
+from spn.io.description import load_description
+from spn.models.dag import build
+from spn.net import InputGate, InstantActivity, Net, Place, TimedActivity
+from spn.statespace import explore
+from test_activity_table import mapreduce_dag, same_chain
+from test_properties import conservative_nets
+
+pytestmark = pytest.mark.skipif(not compiled_explore.available(), reason="numba is not installed")
+
+
+def both(net, **kw):
+    return explore(net, engine="compiled", **kw), explore(net, engine="numpy", **kw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(conservative_nets())
+def test_same_chain_as_the_numpy_engine_on_random_nets(net):
+    try:
+        numpy_chain = explore(net, engine="numpy", max_states=500)
+    except (TimelessTrapError, StateSpaceLimitError) as error:
+        with pytest.raises(type(error)):          # auto hands the net over and gets the same error
+            explore(net, max_states=500)
+        return
+    parts = compiled_explore.explore_plain(expand_erlang(net), max_states=500)
+    assume(parts is not None)                     # vanishing loops: the NumPy engine's job
+    same_chain(explore(net, engine="compiled", max_states=500), numpy_chain)
+
+
+@pytest.mark.parametrize("users, containers, maps, reduces", [(1, 8, 12, 5), (3, 6, 6, 4), (2, 10, 3, 9), (6, 5, 5, 4)])
+def test_same_chain_on_mapreduce_dags(users, containers, maps, reduces):
+    same_chain(*both(mapreduce_dag(users, containers, maps, reduces)))
+
+
+@pytest.mark.parametrize("model", ["tez-tq3", "mapreduce"])
+def test_same_chain_on_shipped_models(model):
+    from pathlib import Path
+    net = build(load_description(Path(__file__).resolve().parents[1] / "models" / f"{model}.yaml")).net
+    same_chain(*both(net))
+
+
+def test_counts_past_a_byte_widen_the_stored_markings():
+    # the initial marking fits a byte; the place fills up to 300 tokens
+    net = Net([Place("x"), Place("y", 1)], [
+        TimedActivity("make", inputs={"y": 1}, outputs={"x": 1, "y": 1}, inhibitors={"x": 300}, rate=1.0),
+        TimedActivity("use", inputs={"x": 1}, outputs={}, rate=0.5, servers="infinite")])
+    compiled, numpy_chain = both(net)
+    assert compiled.n_states == 301 and compiled.markings.max() == 300
+    same_chain(compiled, numpy_chain)
+
+
+def test_arrays_grow_past_their_first_size():
+    # tens of thousands of states and transitions: every array grows several times from 4,096 entries
+    from spn.io.description import parse_description
+    net = build(parse_description({
+        "name": "big", "workload": {"users": 6, "think_time": 10.0}, "cluster": {"containers": 300},
+        "phases": [{"name": "map", "tasks": 12, "task_time": 2.0, "shape": 2},
+                   {"name": "reduce", "tasks": 10, "task_time": 3.0}],
+        "edges": [["map", "reduce"]]})).net
+    compiled, numpy_chain = both(net, max_states=100_000)
+    assert compiled.n_states > 3 * 4096 and len(compiled.src) > 8 * 4096
+    same_chain(compiled, numpy_chain)
+
+
+def test_a_marking_past_max_states_is_an_error():
+    with pytest.raises(StateSpaceLimitError, match="more than 100 tangible markings"):
+        explore(mapreduce_dag(3, 6, 6, 4), engine="compiled", max_states=100)
+
+
+def vanishing_loop():
+    """Two instantaneous activities pass a token back and forth; a third lets it out."""
+    return Net([Place("idle", 1), Place("a"), Place("b"), Place("busy")], [
+        TimedActivity("arrive", inputs={"idle": 1}, outputs={"a": 1}, rate=1.0),
+        InstantActivity("ab", inputs={"a": 1}, outputs={"b": 1}, weight=3.0),
+        InstantActivity("ba", inputs={"b": 1}, outputs={"a": 1}, weight=1.0),
+        InstantActivity("out", inputs={"b": 1}, outputs={"busy": 1}, weight=1.0),
+        TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
+
+
+def test_vanishing_loops_are_handed_to_the_numpy_engine():
+    net = vanishing_loop()
+    assert compiled_explore.explore_plain(net) is None
+    with pytest.raises(ValueError, match="gave up"):
+        explore(net, engine="compiled")
+    same_chain(explore(net), explore(net, engine="numpy"))
+
+
+def test_a_timeless_trap_is_reported_with_its_marking():
+    net = Net([Place("idle", 1), Place("a"), Place("b")], [
+        TimedActivity("arrive", inputs={"idle": 1}, outputs={"a": 1}, rate=1.0),
+        InstantActivity("ab", inputs={"a": 1}, outputs={"b": 1}),
+        InstantActivity("ba", inputs={"b": 1}, outputs={"a": 1})])
+    with pytest.raises(TimelessTrapError, match="timeless trap"):
+        explore(net)
+
+
+def test_gated_nets_are_not_plain_and_go_to_the_numpy_engine():
+    net = Net([Place("idle", 2), Place("busy")], [
+        TimedActivity("start", inputs={"idle": 1}, outputs={"busy": 1}, rate=1.0,
+                      input_gates=[InputGate(lambda m: m["busy"] < 1)]),
+        TimedActivity("stop", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
+    assert not compiled_explore.is_plain(net)
+    with pytest.raises(ValueError, match="plain net"):
+        explore(net, engine="compiled")
+    assert explore(net).n_states == 2
+
+
+def test_an_unknown_engine_is_an_error():
+    with pytest.raises(ValueError, match="unknown exploration engine 'fast'"):
+        explore(vanishing_loop(), engine="fast")
+
+
+def test_instantaneous_interleavings_are_summed_like_the_numpy_engine_merges_them():
+    # four independent instantaneous activities enabled together: 4! orders, one landing
+    places = [Place("go", 1)] + [Place(f"q{i}") for i in range(4)] + [Place(f"d{i}") for i in range(4)]
+    acts = [TimedActivity("fork", inputs={"go": 1}, outputs={f"q{i}": 1 for i in range(4)}, rate=1.0)]
+    acts += [InstantActivity(f"take{i}", inputs={f"q{i}": 1}, outputs={f"d{i}": 1}, weight=i + 1.0) for i in range(4)]
+    acts += [TimedActivity("join", inputs={f"d{i}": 1 for i in range(4)}, outputs={"go": 1}, rate=2.0)]
+    compiled, numpy_chain = both(Net(places, acts))
+    assert compiled.n_states == 2
+    same_chain(compiled, numpy_chain)
+    # every take_i fires once per fork, whatever the order
+    assert np.allclose(compiled.impulses.toarray().sum(axis=0), [1.0] * 4)
