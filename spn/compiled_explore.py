@@ -8,9 +8,10 @@ this module does the same job in a compiled loop, several times faster and with
 less memory touched per state:
 
 - each tangible marking, in id order, fires its enabled timed activities;
-- each successor is followed depth first through vanishing markings (highest
-  priority first, ties split by weight; a run of one activity that stays the
-  only choice is taken in one step, as :meth:`ActivityTable.run_lengths` does);
+- each successor is followed through vanishing markings a level of firings at a
+  time (highest priority first, ties split by weight, equal markings of a level
+  merged; a run of one activity that stays the only choice is taken in one
+  step, as :meth:`ActivityTable.run_lengths` does);
 - tangible landings are looked up in an open-addressing hash table of the
   markings seen (linear probing, a hash tag beside each id), new ones appended.
 
@@ -51,12 +52,15 @@ from spn.exceptions import StateSpaceLimitError
 from spn.net import InstantActivity, Net
 
 #: the kernel's answers
-_DONE, _CHUNK, _ROOM_STATES, _ROOM_TRANSITIONS, _ROOM_TIMED, _ROOM_IMPULSES, _WIDER, _GIVE_UP, _TOO_MANY = range(9)
-#: vanishing firings followed from one timed firing before giving up (interleavings or a loop)
+_DONE, _CHUNK, _ROOM_STATES, _ROOM_TRANSITIONS, _ROOM_TIMED, _ROOM_IMPULSES, _WIDER, _GIVE_UP, _TOO_MANY, \
+    _SPLIT = range(10)
+#: vanishing markings followed depth first from one timed firing before merging paths instead
+DEPTH_FIRST_LIMIT = 64
+#: vanishing markings visited from one timed firing before giving up (a loop)
 PATH_LIMIT = 100_000
 #: depth of a vanishing path (after runs are jumped) taken as a loop
 DEPTH_LIMIT = 10_000
-#: markings on the depth-first stack
+#: vanishing markings on the depth-first stack, or in two consecutive levels of firings
 STACK_SIZE = 1 << 14
 #: tangible markings expanded per kernel call (between progress lines)
 CHUNK = 1 << 16
@@ -130,7 +134,7 @@ def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = Fal
     src, dst, rate = np.empty(1 << 12, id_dtype), np.empty(1 << 12, id_dtype), np.empty(1 << 12)
     timed_cols, timed_vals = np.empty(1 << 12, np.int16), np.empty(1 << 12)
     imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
-    work = _work(n_places, len(priority))
+    state, path, pending, levels = _work(n_places, len(priority))
     # states, next state to expand (-1: the initial marking first), transitions, timed entries,
     # impulses, how many transitions are the initial marking's landings (src -1), and the
     # states and transitions a lack of room asked for
@@ -139,8 +143,8 @@ def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = Fal
     last_report = time.perf_counter()
     while True:
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority, work,
-                         max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
+                         imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority,
+                         state, path, pending, levels, max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
@@ -198,13 +202,22 @@ _PENDING = BATCH + (1 << 16)
 
 
 def _work(n_places: int, n_instant: int):
-    """Scratch arrays of the kernel: the marking expanded, its successor, the marking resolved
-    and its instantaneous choices, the depth-first stack, the landings waiting to be looked up."""
-    return (np.empty(n_places, np.int64), np.empty(n_places, np.int64), np.empty(n_places, np.int64),
-            np.empty(n_instant, np.int64),
-            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64),
-            np.empty((_PENDING, n_places), np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING),
-            np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64))
+    """Scratch arrays of the kernel, in small groups (a function gets only the groups it uses:
+    passing large tuples of arrays to the functions called per firing slows them down a lot).
+
+    - the marking expanded and its successor;
+    - a path: the marking resolved, its instantaneous choices, the depth-first stack;
+    - the landings waiting to be looked up, with their sources, weights and table slots;
+    - the levels: a successor, the table that merges equal markings, two levels of markings.
+    """
+    state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
+    path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
+            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64))
+    pending = (np.empty((_PENDING, n_places), np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING),
+               np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64))
+    levels = (np.empty(n_places, np.int64), np.zeros(4 * STACK_SIZE, np.int64),
+              np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64))
+    return state, path, pending, levels
 
 
 # --------------------------------------------------------------------------- the compiled part
@@ -251,7 +264,7 @@ def _rehash(rows, n, slots):
 
 
 @_compiled
-def _flush(k, rows, slots, src, dst, rate, counts, work):
+def _flush(k, rows, slots, src, dst, rate, counts, pending):
     """Look up (adding new ones) the k pending landings and record them as transitions.
 
     First every slot, and the row it points to, is read in short loops of
@@ -259,7 +272,7 @@ def _flush(k, rows, slots, src, dst, rate, counts, work):
     from there, finding in cache what it needs.
     Returns a lack of room (before changing anything) or _DONE.
     """
-    marks, sources, weights, pos, tags, first = work[7], work[8], work[9], work[10], work[11], work[12]
+    marks, sources, weights, pos, tags, first = pending
     if counts[0] + k >= rows.shape[0] or 2 * (counts[0] + k) >= len(slots):
         counts[6] = counts[0] + k
         return _ROOM_STATES
@@ -354,14 +367,130 @@ def _run_length(m, a, instant, rivals):
     return 1 if run >= UNBOUNDED else run
 
 
+@_inlined
+def _forget(table, level_slot, first, n):
+    """Empty the merge table of the n markings of a level starting at ``first``."""
+    for q in range(first, first + n):
+        if level_slot[q] >= 0:
+            table[level_slot[q]] = 0
+
+
+@_compiled
+def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+                    instant, rivals, priority, path, pending, level_work, path_limit, depth_limit):
+    """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
+    at a time, equal markings of a level merged (their weights summed), so that
+    independent activities firing in every order do not multiply the work."""
+    ptr, column, threshold, delta, base = instant[0], instant[1], instant[2], instant[3], instant[4]
+    m, choice = path[0], path[1]
+    marks, sources, weights = pending[0], pending[1], pending[2]
+    successor, table, levels, level_weight, level_slot = level_work
+    n_instant = len(priority)
+    half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
+    mask = len(table) - 1
+    for j in range(start.shape[0]):             # (a loop: slice assignment is far slower here)
+        levels[0, j] = start[j]
+    level_weight[0] = weight
+    first, n_level, depth, pops = 0, 1, 0, 0
+    while n_level:
+        first_next, n_next = half - first, 0
+        for item in range(first, first + n_level):
+            for j in range(m.shape[0]):
+                m[j] = levels[item, j]
+            w = level_weight[item]
+            pops += 1
+            n_choices, best, total = 0, -np.inf, 0.0
+            for a in range(n_instant):
+                if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+                    if priority[a] > best:
+                        best, n_choices, total = priority[a], 0, 0.0
+                    choice[n_choices] = a
+                    n_choices += 1
+                    total += base[a]
+            status = _DONE
+            if n_choices == 0:                      # tangible: to be looked up with others
+                if k >= len(sources):
+                    status = _GIVE_UP
+                else:
+                    for j in range(m.shape[0]):
+                        if m[j] > top_count:
+                            status = _WIDER
+                        marks[k, j] = m[j]
+                    sources[k], weights[k] = source, w
+                    k += 1
+            elif total <= 0 or pops > path_limit or depth >= depth_limit:
+                status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
+            else:
+                times = _run_length(m, choice[0], instant, rivals) if n_choices == 1 else 1
+                for c in range(n_choices):
+                    a = choice[c]
+                    p = w * base[a] / total
+                    if source >= 0:
+                        n = counts[4]
+                        if n >= len(imp_rows):
+                            status = _ROOM_IMPULSES
+                            break
+                        imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                        counts[4] = n + 1
+                    for j in range(m.shape[0]):
+                        successor[j] = m[j] + times * delta[a, j]
+                    if n_level == 1 and n_choices == 1:     # a single path goes on: nothing to merge
+                        for j in range(m.shape[0]):
+                            levels[first_next, j] = successor[j]
+                        level_weight[first_next], level_slot[first_next] = p, -1
+                        n_next = 1
+                        break
+                    at = np.int64(_hash(successor) & np.uint64(mask))
+                    while True:                     # merge into the next level
+                        entry = table[at]
+                        if entry == 0:
+                            if n_next >= half:
+                                status = _GIVE_UP
+                                break
+                            q = first_next + n_next
+                            for j in range(m.shape[0]):
+                                levels[q, j] = successor[j]
+                            level_weight[q], level_slot[q] = p, at
+                            table[at] = n_next + 1
+                            n_next += 1
+                            break
+                        q = first_next + entry - 1
+                        same = True
+                        for j in range(m.shape[0]):
+                            if levels[q, j] != successor[j]:
+                                same = False
+                                break
+                        if same:
+                            level_weight[q] += p
+                            break
+                        at = (at + 1) & mask
+                    if status != _DONE:
+                        break
+            if status != _DONE:
+                _forget(table, level_slot, first_next, n_next)
+                return status, k
+        _forget(table, level_slot, first_next, n_next)
+        first, n_level = first_next, n_next
+        depth += 1
+    return _DONE, k
+
+
 @_compiled
 def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, rivals, priority, work, path_limit, depth_limit):
+             instant, rivals, priority, path, pending, path_limit, depth_limit):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
-    which are appended to the pending landings from position k. Returns (status, new k)."""
+    which are appended to the pending landings from position k. Returns (status, new k).
+
+    Depth first: cheap while paths rarely split. Where they split often (independent
+    activities that may fire in any order) the same interleavings would be followed
+    again and again: past :data:`DEPTH_FIRST_LIMIT` markings this answer is taken
+    back (status _SPLIT: the caller drops the landings and impulses recorded since
+    the call) and :func:`_resolve_levels` merges the paths instead. (Taking back
+    here, or calling from here, slows this loop down several times over.)
+    """
     ptr, column, threshold, delta, base = instant[0], instant[1], instant[2], instant[3], instant[4]
-    m, choice, stack, stack_weight, stack_depth = work[2], work[3], work[4], work[5], work[6]
-    marks, sources, weights = work[7], work[8], work[9]
+    m, choice, stack, stack_weight, stack_depth = path
+    marks, sources, weights = pending[0], pending[1], pending[2]
     n_instant = len(priority)
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         stack[0, j] = start[j]
@@ -373,8 +502,8 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
             m[j] = stack[top, j]
         w, depth = stack_weight[top], stack_depth[top]
         pops += 1
-        if pops > path_limit or depth > depth_limit:
-            return _GIVE_UP, k
+        if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
+            return _SPLIT, k
         n_choices, best, total = 0, -np.inf, 0.0
         for a in range(n_instant):
             if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
@@ -414,8 +543,8 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
 
 @_compiled
 def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority, work,
-            max_states, chunk, path_limit, depth_limit):
+            imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority,
+            state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
     Landings wait in a batch until it is full or no known marking is left to
@@ -424,13 +553,17 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     """
     ptr, column, threshold, delta, base = timed[0], timed[1], timed[2], timed[3], timed[4]
     server_column, server_divisor, server_cap = timed[5], timed[6], timed[7]
-    m, nxt = work[0], work[1]
+    m, nxt = state
     top_count = np.iinfo(rows.dtype).max
     if counts[1] < 0:
         status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, rivals, priority, work, path_limit, depth_limit)
+                             instant, rivals, priority, path, pending, path_limit, depth_limit)
+        if status == _SPLIT:                        # (the initial marking records no impulses)
+            status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+                                        instant, rivals, priority, path, pending, levels, path_limit,
+                                        depth_limit)
         if status == _DONE:
-            status = _flush(k, rows, slots, src, dst, rate, counts, work)
+            status = _flush(k, rows, slots, src, dst, rate, counts, pending)
         if status != _DONE:
             return status
         counts[1], counts[5] = 0, counts[2]
@@ -439,7 +572,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     stop = s + chunk
     while True:
         if k >= BATCH or s == counts[0] or s >= stop:
-            status = _flush(k, rows, slots, src, dst, rate, counts, work)
+            status = _flush(k, rows, slots, src, dst, rate, counts, pending)
             if status != _DONE:                     # take back the markings expanded since the last batch
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status
@@ -474,8 +607,14 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
             enabled += 1
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
+            k_before, impulses_before = k, counts[4]
             status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, rivals, priority, work, path_limit, depth_limit)
+                                 instant, rivals, priority, path, pending, path_limit, depth_limit)
+            if status == _SPLIT:
+                counts[4] = impulses_before
+                status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
+                                            instant, rivals, priority, path, pending, levels, path_limit,
+                                            depth_limit)
             if status != _DONE:
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status

@@ -9,7 +9,9 @@ rate. Instantaneous firings on the way are counted, so that their throughput can
 be computed later.
 
 Markings are rows of a NumPy integer array; enabling, rates and firing are
-evaluated for a whole frontier at once.
+evaluated for a whole frontier at once. Plain nets (arcs only, constant rates
+and weights: every model :mod:`spn.models` builds) go by default to the compiled
+engine of :mod:`spn.compiled_explore`, which builds the same chain faster.
 
 >>> from spn.net import Net, Place, TimedActivity, InstantActivity
 >>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
@@ -41,6 +43,8 @@ from spn.net import MARKING_DTYPE, Net
 
 #: markings of one frontier processed together (bounds the memory of one step)
 FRONTIER_BLOCK = 1 << 16
+#: tangible states below which explore(engine="auto") does not load the compiled engine
+SMALL = 20_000
 #: rounds of instantaneous firings followed before vanishing markings are checked for cycles
 _ACYCLIC_ROUNDS = 64
 
@@ -112,14 +116,21 @@ def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
     ``engine``: ``"numpy"`` explores a frontier at a time with NumPy calls (any
     net); ``"compiled"`` one marking at a time in compiled code
     (:mod:`spn.compiled_explore`: plain nets only, several times faster);
-    ``"auto"`` takes the compiled engine where it applies and the NumPy engine
-    otherwise, or where the compiled one gives up (vanishing loops, very many
-    interleavings of instantaneous firings, traps).
+    ``"auto"`` explores chains of up to :data:`SMALL` states with the NumPy
+    engine (loading the compiled code takes longer than that), then takes the
+    compiled engine where it applies and the NumPy engine otherwise, or where
+    the compiled one gives up (vanishing loops, traps).
     """
     if engine not in ("auto", "numpy", "compiled"):
         raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
     started = time.perf_counter()
     net = expand_erlang(net)
+    if engine == "auto" and max_states > SMALL:
+        # small chains are explored before the compiled code would have been loaded
+        try:
+            return _Explorer(net, SMALL, progress).run(started)
+        except StateSpaceLimitError:
+            pass
     if engine != "numpy":
         if engine == "compiled" and not (compiled_explore.available() and compiled_explore.is_plain(net)):
             raise ValueError("the compiled engine needs numba and a plain net (no gates, constant "

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from spn import compiled_explore
+from spn import compiled_explore, statespace
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.expand import expand_erlang
 from spn.io.description import load_description
@@ -46,7 +46,7 @@ def test_same_chain_on_mapreduce_dags(users, containers, maps, reduces):
     same_chain(*both(mapreduce_dag(users, containers, maps, reduces)))
 
 
-@pytest.mark.parametrize("model", ["tez-tq3", "mapreduce"])
+@pytest.mark.parametrize("model", ["tez-tq3", "tez-tq1", "mapreduce"])
 def test_same_chain_on_shipped_models(model):
     from pathlib import Path
     net = build(load_description(Path(__file__).resolve().parents[1] / "models" / f"{model}.yaml")).net
@@ -91,12 +91,26 @@ def vanishing_loop():
         TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
 
 
-def test_vanishing_loops_are_handed_to_the_numpy_engine():
+def test_vanishing_loops_are_handed_to_the_numpy_engine(monkeypatch):
     net = vanishing_loop()
     assert compiled_explore.explore_plain(net) is None
     with pytest.raises(ValueError, match="gave up"):
         explore(net, engine="compiled")
+    monkeypatch.setattr(statespace, "SMALL", 1)        # past the small-chain shortcut of auto
     same_chain(explore(net), explore(net, engine="numpy"))
+
+
+def test_auto_explores_small_chains_without_the_compiled_engine_and_large_ones_with_it(monkeypatch):
+    calls = []
+    original = compiled_explore.explore_plain
+    monkeypatch.setattr(compiled_explore, "explore_plain", lambda *a, **kw: calls.append(1) or original(*a, **kw))
+    net = mapreduce_dag(3, 6, 6, 4)
+    small = explore(net)
+    assert small.n_states < statespace.SMALL and not calls
+    monkeypatch.setattr(statespace, "SMALL", 100)
+    large = explore(net)
+    assert calls and large.n_states > 100
+    same_chain(large, small)
 
 
 def test_a_timeless_trap_is_reported_with_its_marking():
@@ -105,7 +119,8 @@ def test_a_timeless_trap_is_reported_with_its_marking():
         InstantActivity("ab", inputs={"a": 1}, outputs={"b": 1}),
         InstantActivity("ba", inputs={"b": 1}, outputs={"a": 1})])
     with pytest.raises(TimelessTrapError, match="timeless trap"):
-        explore(net)
+        explore(net, engine="numpy")
+    assert compiled_explore.explore_plain(net) is None      # auto would hand it over
 
 
 def test_gated_nets_are_not_plain_and_go_to_the_numpy_engine():
