@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
+from numba import njit
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from spn.exceptions import NotErgodicError
@@ -719,32 +720,42 @@ def _solve_power(G, QT, tol, maxiter, x0, callback, omega):
     return _Out(x, res, status, msg, niter)
 
 
-def _strict_triangles(A):
-    """Strictly lower and strictly upper parts of a canonical CSR matrix (CSR, canonical)."""
-    n = A.shape[0]
-    rows = np.repeat(np.arange(n, dtype=A.indices.dtype), np.diff(A.indptr))
-    parts = []
-    for keep in (A.indices < rows, A.indices > rows):
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=n))])
-        part = sp.csr_array((A.data[keep], A.indices[keep], indptr), shape=A.shape)
-        part.has_canonical_format = True
-        parts.append(part)
-    return parts
+@njit(cache=True, nogil=True)
+def _sor_sweep(indptr, indices, data, diagonal, x, omega):
+    """One SOR sweep on ``Q^T x = 0`` in place (``Q^T`` as CSR arrays): entries before i
+    are already new when row i is reached, as Gauss-Seidel wants."""
+    for i in range(len(diagonal)):
+        sigma = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if j != i:
+                sigma += data[p] * x[j]
+        x[i] = (1.0 - omega) * x[i] - omega * sigma / diagonal[i]
+
+
+@njit(cache=True, nogil=True)
+def _residual_norm(indptr, indices, data, x):
+    """``||Q^T x||_1`` without a new vector."""
+    total = 0.0
+    for i in range(len(indptr) - 1):
+        row = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            row += data[p] * x[indices[p]]
+        total += abs(row)
+    return total
 
 
 def _solve_sor(G, QT, tol, maxiter, x0, callback, omega):
+    # Q^T = D + L + U (diagonal, strictly lower, strictly upper). One sweep solves
+    # (D + omega L) x_new = -(omega U + (omega - 1) D) x_old row by row, in place
+    # (compiled: no triangular factor and no new vector per sweep; on chains of
+    # millions of states fresh vectors cost page faults that outweigh the arithmetic)
     n = G.shape[0]
-    # Q^T = D + L + U (diagonal, strictly lower, strictly upper). One sweep:
-    # (D + omega L) x_new = -(omega U + (omega - 1) D) x_old, then normalise.
-    # D + omega L = (I + omega L D^-1) D: solve with the unit lower factor.
-    d = QT.diagonal()
-    L, U = _strict_triangles(QT)
-    # T = I + omega L D^-1
-    scaled = sp.csr_array((omega * L.data / d[L.indices], L.indices, L.indptr), shape=(n, n))
-    T = _with_diagonal(scaled, np.ones(n)).tocsc()     # (SciPy's triangular solver works on CSC)
-    T.has_canonical_format = True
+    A = sp.csr_array(QT)                     # (duplicate entries, if any, are summed by the sweep)
+    d = A.diagonal()
     x = _normalise(_start_vector(x0, n).copy())
-    res = _residual(QT, x)
+    previous = np.empty(n)
+    res = _residual_norm(A.indptr, A.indices, A.data, x)
     niter = damped = 0
     status = _MAXITER
     while True:
@@ -753,32 +764,24 @@ def _solve_sor(G, QT, tol, maxiter, x0, callback, omega):
             break
         if niter >= maxiter:
             break
-        # (few and in-place operations: on chains of millions of states, every fresh
-        # n-vector costs page faults that can take longer than the arithmetic)
-        rhs = U @ x
-        rhs *= -omega
-        if omega != 1.0:
-            rhs -= (omega - 1.0) * (d * x)
-        z = sla.spsolve_triangular(
-            T, rhs, lower=True, unit_diagonal=True, overwrite_A=True, overwrite_b=True
-        )
-        z /= d
-        x_new = _normalise_in_place(z)
+        previous[:] = x
+        _sor_sweep(A.indptr, A.indices, A.data, d, x, omega)
         niter += 1
-        if x_new is None:
+        if _normalise_in_place(x) is None:
+            x[:] = previous
             status = _BREAKDOWN
             break
-        r = QT @ x_new
-        res_new = float(np.abs(r, out=r).sum())
-        del r
+        res_new = _residual_norm(A.indptr, A.indices, A.data, x)
         if res_new >= res:
             # Gauss-Seidel can cycle (iteration matrix with eigenvalues of
             # modulus 1 besides 1, e.g. on cyclic chains): averaging with the
             # previous iterate keeps pi fixed and damps those modes
-            x_new = _normalise(0.5 * (x + x_new))
-            res_new = _residual(QT, x_new)
+            x += previous
+            x *= 0.5
+            _normalise_in_place(x)
+            res_new = _residual_norm(A.indptr, A.indices, A.data, x)
             damped += 1
-        x, res = x_new, res_new
+        res = res_new
         if callback is not None:
             callback(niter, x.copy(), res)
     msg = "Gauss-Seidel" if omega == 1.0 else f"SOR (omega={omega:g})"
