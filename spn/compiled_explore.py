@@ -42,12 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:           # pragma: no cover - numba is a dependency; without it the NumPy engine runs
-    njit = None
+from numba import njit
 
-from spn.activity_table import ActivityTable
+from spn.activity_table import UNBOUNDED, ActivityTable
 from spn.exceptions import StateSpaceLimitError
 from spn.net import InstantActivity, Net
 
@@ -64,14 +61,8 @@ DEPTH_LIMIT = 10_000
 STACK_SIZE = 1 << 14
 #: tangible markings expanded per kernel call (between progress lines)
 CHUNK = 1 << 16
-UNBOUNDED = 1 << 62
 _ID_BITS = 40
 _ID_MASK = (1 << _ID_BITS) - 1
-
-
-def available() -> bool:
-    """Whether Numba is installed (without it, every net goes to the NumPy engine)."""
-    return njit is not None
 
 
 def is_plain(net: Net) -> bool:
@@ -116,7 +107,7 @@ def _arrays(table: ActivityTable):
 def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
                   started: float | None = None) -> Parts | None:
     """Explore an Erlang-expanded plain net; None where the NumPy engine must take over."""
-    if not available() or not is_plain(net):
+    if not is_plain(net):
         return None
     started = time.perf_counter() if started is None else started
     timed = _arrays(ActivityTable(net, net.timed))
@@ -222,12 +213,13 @@ def _work(n_places: int, n_instant: int):
 
 # --------------------------------------------------------------------------- the compiled part
 def _compiled(function):
-    return njit(cache=True, nogil=True)(function) if njit is not None else function
+    """Compiled on first use, and cached on disk for later processes."""
+    return njit(cache=True, nogil=True)(function)
 
 
 def _inlined(function):
     """Compiled into its callers: the small helpers run several times per marking."""
-    return njit(cache=True, nogil=True, inline="always")(function) if njit is not None else function
+    return njit(cache=True, nogil=True, inline="always")(function)
 
 
 @_inlined

@@ -132,9 +132,8 @@ def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
         except StateSpaceLimitError:
             pass
     if engine != "numpy":
-        if engine == "compiled" and not (compiled_explore.available() and compiled_explore.is_plain(net)):
-            raise ValueError("the compiled engine needs numba and a plain net (no gates, constant "
-                             "rates and weights)")
+        if engine == "compiled" and not compiled_explore.is_plain(net):
+            raise ValueError("the compiled engine needs a plain net (no gates, constant rates and weights)")
         parts = compiled_explore.explore_plain(net, max_states=max_states, progress=progress, started=started)
         if parts is not None:
             return _state_space(net, parts, started)

@@ -20,9 +20,6 @@ from spn.statespace import explore
 from test_activity_table import mapreduce_dag, same_chain
 from test_properties import conservative_nets
 
-pytestmark = pytest.mark.skipif(not compiled_explore.available(), reason="numba is not installed")
-
-
 def both(net, **kw):
     return explore(net, engine="compiled", **kw), explore(net, engine="numpy", **kw)
 

@@ -19,8 +19,8 @@ from spn.sweep import parse_grid, read_rows, run_sweep
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = str(REPO / "models" / "mapreduce.yaml")
 TEZ = str(REPO / "models" / "tez-tq3.yaml")
-#: 20 points of about 0.2 s each: slow enough to be interrupted halfway
-SLOW_GRID = ["--grid", "cluster.containers=4..13", "--grid", "workload.users=1,2"]
+#: 20 points of about 0.25 s each: slow enough to be interrupted halfway
+SLOW_GRID = ["--grid", "cluster.containers=4..13", "--grid", "workload.users=3,4"]
 #: 60 quick points
 WIDE_GRID = ["--grid", "cluster.containers=1..12", "--grid", "workload.users=1..5"]
 
