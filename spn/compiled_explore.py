@@ -141,10 +141,7 @@ def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = Fal
         if status == _GIVE_UP:
             return None
         if status == _TOO_MANY:
-            raise StateSpaceLimitError(
-                f"more than {max_states:,} tangible markings (max_states): solve a smaller "
-                f"configuration, raise --max-states if memory allows, or estimate it by simulation "
-                f"(spn simulate)")
+            raise StateSpaceLimitError.beyond(max_states)
         if status == _ROOM_STATES:
             need = int(counts[6])
             if need >= len(rows):
@@ -203,7 +200,7 @@ def _work(n_places: int, n_instant: int):
     """
     state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
-            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64))
+            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE))
     pending = (np.empty((_PENDING, n_places), np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING),
                np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64))
     levels = (np.empty(n_places, np.int64), np.zeros(4 * STACK_SIZE, np.int64),
@@ -360,6 +357,36 @@ def _run_length(m, a, instant, rivals):
 
 
 @_inlined
+def _choices(m, instant, priority, choice):
+    """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
+    into ``choice``; returns how many, and their total weight (0 choices: m is tangible)."""
+    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    n_choices, best, total = 0, -np.inf, 0.0
+    for a in range(len(priority)):
+        if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+            if priority[a] > best:
+                best, n_choices, total = priority[a], 0, 0.0
+            choice[n_choices] = a
+            n_choices += 1
+            total += base[a]
+    return n_choices, total
+
+
+@_inlined
+def _land(m, source, weight, k, top_count, marks, sources, weights):
+    """Put tangible marking m, reached from ``source`` at ``weight``, at position k of the pending
+    landings: _DONE, or why not (no room left: _GIVE_UP; a count too large for the rows: _WIDER)."""
+    if k >= len(sources):
+        return _GIVE_UP
+    for j in range(m.shape[0]):
+        if m[j] > top_count:
+            return _WIDER
+        marks[k, j] = m[j]
+    sources[k], weights[k] = source, weight
+    return _DONE
+
+
+@_inlined
 def _forget(table, level_slot, first, n):
     """Empty the merge table of the n markings of a level starting at ``first``."""
     for q in range(first, first + n):
@@ -373,11 +400,10 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
     independent activities firing in every order do not multiply the work."""
-    ptr, column, threshold, delta, base = instant[0], instant[1], instant[2], instant[3], instant[4]
+    delta, base = instant[3], instant[4]
     m, choice = path[0], path[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
     successor, table, levels, level_weight, level_slot = level_work
-    n_instant = len(priority)
     half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
     mask = len(table) - 1
     for j in range(start.shape[0]):             # (a loop: slice assignment is far slower here)
@@ -391,24 +417,11 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, best, total = 0, -np.inf, 0.0
-            for a in range(n_instant):
-                if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
-                    if priority[a] > best:
-                        best, n_choices, total = priority[a], 0, 0.0
-                    choice[n_choices] = a
-                    n_choices += 1
-                    total += base[a]
+            n_choices, total = _choices(m, instant, priority, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
-                if k >= len(sources):
-                    status = _GIVE_UP
-                else:
-                    for j in range(m.shape[0]):
-                        if m[j] > top_count:
-                            status = _WIDER
-                        marks[k, j] = m[j]
-                    sources[k], weights[k] = source, w
+                status = _land(m, source, w, k, top_count, marks, sources, weights)
+                if status == _DONE:
                     k += 1
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
                 status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
@@ -469,7 +482,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 @_compiled
 def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, rivals, priority, path, pending, path_limit, depth_limit):
+             instant, rivals, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
     which are appended to the pending landings from position k. Returns (status, new k).
 
@@ -480,38 +493,26 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
     the call) and :func:`_resolve_levels` merges the paths instead. (Taking back
     here, or calling from here, slows this loop down several times over.)
     """
-    ptr, column, threshold, delta, base = instant[0], instant[1], instant[2], instant[3], instant[4]
-    m, choice, stack, stack_weight, stack_depth = path
+    delta, base = instant[3], instant[4]
+    m, choice, stack, stack_weight = path
     marks, sources, weights = pending[0], pending[1], pending[2]
-    n_instant = len(priority)
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         stack[0, j] = start[j]
-    stack_weight[0], stack_depth[0] = weight, 0
+    stack_weight[0] = weight
     top, pops = 1, 0
     while top:
         top -= 1
         for j in range(m.shape[0]):
             m[j] = stack[top, j]
-        w, depth = stack_weight[top], stack_depth[top]
+        w = stack_weight[top]
         pops += 1
         if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
             return _SPLIT, k
-        n_choices, best, total = 0, -np.inf, 0.0
-        for a in range(n_instant):
-            if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
-                if priority[a] > best:
-                    best, n_choices, total = priority[a], 0, 0.0
-                choice[n_choices] = a
-                n_choices += 1
-                total += base[a]
+        n_choices, total = _choices(m, instant, priority, choice)
         if n_choices == 0:                          # tangible: to be looked up with others
-            if k >= len(sources):
-                return _GIVE_UP, k
-            for j in range(m.shape[0]):
-                if m[j] > top_count:
-                    return _WIDER, k
-                marks[k, j] = m[j]
-            sources[k], weights[k] = source, w
+            status = _land(m, source, w, k, top_count, marks, sources, weights)
+            if status != _DONE:
+                return status, k
             k += 1
             continue
         if total <= 0 or top + n_choices > stack.shape[0]:
@@ -528,7 +529,7 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
                 counts[4] = n + 1
             for j in range(m.shape[0]):
                 stack[top, j] = m[j] + times * delta[a, j]
-            stack_weight[top], stack_depth[top] = p, depth + 1
+            stack_weight[top] = p
             top += 1
     return _DONE, k
 
@@ -549,7 +550,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     top_count = np.iinfo(rows.dtype).max
     if counts[1] < 0:
         status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, rivals, priority, path, pending, path_limit, depth_limit)
+                             instant, rivals, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
             status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
                                         instant, rivals, priority, path, pending, levels, path_limit,
@@ -601,7 +602,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
             status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, rivals, priority, path, pending, path_limit, depth_limit)
+                                 instant, rivals, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
                 status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,

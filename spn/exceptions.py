@@ -27,6 +27,13 @@ class ModelError(SpnError):
 class StateSpaceLimitError(SpnError):
     """Exploration found more tangible markings than ``max_states`` allows."""
 
+    @classmethod
+    def beyond(cls, max_states: int) -> "StateSpaceLimitError":
+        """The error for passing ``max_states``, with what the user can do about it."""
+        return cls(f"more than {max_states:,} tangible markings (max_states): solve a smaller "
+                   f"configuration, raise --max-states if memory allows, or estimate it by simulation "
+                   f"(spn simulate)")
+
 
 class TimelessTrapError(SpnError):
     """Vanishing markings that loop among themselves with no way out."""

@@ -125,7 +125,7 @@ def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
         raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
     started = time.perf_counter()
     net = expand_erlang(net)
-    if engine == "auto" and max_states > SMALL:
+    if engine == "auto" and max_states > SMALL and compiled_explore.is_plain(net):
         # small chains are explored before the compiled code would have been loaded
         try:
             return _Explorer(net, SMALL, progress).run(started)
@@ -404,11 +404,7 @@ class _Explorer:
     def _add_states(self, markings):
         ids, new = self.index.add(markings)
         if len(self.index) > self.max_states:
-            raise StateSpaceLimitError(
-                f"more than {self.max_states:,} tangible markings (max_states): solve a smaller "
-                f"configuration, raise --max-states if memory allows, or estimate it by simulation "
-                f"(spn simulate)"
-            )
+            raise StateSpaceLimitError.beyond(self.max_states)
         return ids, new
 
     def run(self, started: float) -> StateSpace:
