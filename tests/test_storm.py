@@ -46,31 +46,32 @@ NETS = {
 }
 
 
-@pytest.mark.parametrize("name", list(NETS))
-def test_storm_agrees_on_states_and_expected_tokens(name):
-    net = NETS[name]
+def spn_expected_tokens(net):
+    """spn's expected tokens of the net's first four places (solved directly), and their bounds."""
     ss = explore(net)
     pi = steady_state(ss.generator(), method="direct", rtol=1e-14).x
     watched = [p.name for p in net.places][:4]
     bounds = {p: int(ss.tokens(p).max()) for p in watched}
-    storm = storm_expected_tokens(net, bounds, exact=True)
+    return ss, {p: expected_tokens(ss, pi, p) for p in watched}, bounds
+
+
+@pytest.mark.parametrize("name", list(NETS))
+def test_storm_agrees_on_states_and_expected_tokens(name):
+    ss, expected, bounds = spn_expected_tokens(NETS[name])
+    storm = storm_expected_tokens(NETS[name], bounds, exact=True)
     assert storm.markovian_states == ss.n_states
-    for p in watched:
-        assert storm.expected_tokens[p] == pytest.approx(expected_tokens(ss, pi, p), rel=1e-10, abs=1e-12)
+    for p, value in expected.items():
+        assert storm.expected_tokens[p] == pytest.approx(value, rel=1e-10, abs=1e-12)
 
 
 @pytest.mark.parametrize("name", list(NETS))
 def test_storm_in_floating_point_agrees_to_1e_8_at_its_tightened_precision(name):
     # Storm's value iteration stops at --lra:precision (1e-6 by default, which differed
     # from spn by up to 4e-7); storm_expected_tokens sets it to 1e-12
-    net = NETS[name]
-    ss = explore(net)
-    pi = steady_state(ss.generator(), method="direct", rtol=1e-14).x
-    watched = [p.name for p in net.places][:4]
-    bounds = {p: int(ss.tokens(p).max()) for p in watched}
-    storm = storm_expected_tokens(net, bounds)
-    for p in watched:
-        assert storm.expected_tokens[p] == pytest.approx(expected_tokens(ss, pi, p), rel=1e-8, abs=1e-12)
+    _, expected, bounds = spn_expected_tokens(NETS[name])
+    storm = storm_expected_tokens(NETS[name], bounds)
+    for p, value in expected.items():
+        assert storm.expected_tokens[p] == pytest.approx(value, rel=1e-8, abs=1e-12)
 
 
 def test_storm_at_a_looser_precision_moves_away_from_the_exact_answer():
