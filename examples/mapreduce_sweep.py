@@ -13,6 +13,6 @@ for containers in (1, 2, 4, 8):
     ss = spn.explore(net)
     result = spn.steady_state(ss.generator(), method="direct")
     m = spn.job_measures(ss, result.x, users=3, think_time=10.0, end_activity="IAFR",
-                         containers=containers)
+                         think_place="PJ", container_place="PC", containers=containers)
     print(f"{containers:>10} {ss.n_states:>7} {m.mean_execution_time:>9.3f} "
           f"{m.throughput:>11.5f} {m.utilization:>6.1%}")

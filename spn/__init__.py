@@ -1,6 +1,11 @@
 """spn: predict big-data job execution times with stochastic activity networks.
 
-The pipeline, one step per module: description -> net -> state space -> CTMC -> steady state -> measures.
+The pipeline, one package per step: ``description`` -> ``models`` (the net of an
+application, built from ``net``) -> ``statespace`` -> ``ctmc`` -> ``solvers`` ->
+``measures``; ``analysis`` runs it end to end, ``simulation`` cross-checks it,
+``logs`` and ``fit`` turn execution logs into descriptions. See docs/design.md.
+
+Names are loaded on first use, so that ``import spn`` (and ``spn --help``) stays quick.
 
 >>> import spn
 >>> net = spn.mapreduce_net(users=1, think_time=10.0, containers=4, map_tasks=4, map_time=2.0,
@@ -8,9 +13,11 @@ The pipeline, one step per module: description -> net -> state space -> CTMC -> 
 >>> ss = spn.explore(net)
 >>> pi = spn.steady_state(ss.generator()).x
 >>> round(spn.job_measures(ss, pi, users=1, think_time=10.0, end_activity="IAFR",
-...                        containers=4).mean_execution_time, 6)
+...                        think_place="PJ", container_place="PC", containers=4).mean_execution_time, 6)
 10.416667
 """
+
+import importlib
 
 from spn.exceptions import (
     ConvergenceError,
@@ -21,37 +28,41 @@ from spn.exceptions import (
     StateSpaceLimitError,
     TimelessTrapError,
 )
-from spn.expand import expand_erlang
-from spn.io.logmodel import fit_logs
-from spn.measures import JobMeasures, expected_tokens, job_measures, probability, throughput
-from spn.models.mapreduce import mapreduce_net
-from spn.net import Erlang, InputGate, InstantActivity, MarkingView, Net, OutputGate, Place, TimedActivity
-from spn.models.dag import ApplicationNet, build, build_application
-from spn.pipeline import SolveReport, solve_description
-from spn.simulation import (
-    ClusterSimulator,
-    Distribution,
-    NetSimulator,
-    compare_description,
-    distributions_from_description,
-    simulate_description,
-)
-from spn.plan import plan, solve_with_distribution
-from spn.solvers import SolverResult, steady_state
-from spn.solvers.passage import execution_time_distribution, passage_time
-from spn.sweep import run_sweep
-from spn.statespace import StateSpace, explore
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ConvergenceError", "LogFormatError", "ModelError", "NotErgodicError", "SpnError",
-    "StateSpaceLimitError", "TimelessTrapError",
-    "Erlang", "InputGate", "InstantActivity", "MarkingView", "Net", "OutputGate", "Place",
-    "TimedActivity", "expand_erlang", "StateSpace", "explore", "SolverResult", "steady_state",
-    "JobMeasures", "expected_tokens", "job_measures", "probability", "throughput",
-    "mapreduce_net", "SolveReport", "solve_description", "ApplicationNet", "build",
-    "build_application", "ClusterSimulator", "Distribution", "NetSimulator", "compare_description",
-    "distributions_from_description", "simulate_description", "plan", "solve_with_distribution",
-    "execution_time_distribution", "passage_time", "run_sweep", "fit_logs",
-]
+#: public name -> the module that defines it (imported when the name is first used)
+_LAZY = {
+    "Erlang": "spn.net", "InputGate": "spn.net", "InstantActivity": "spn.net", "MarkingView": "spn.net",
+    "Net": "spn.net", "OutputGate": "spn.net", "Place": "spn.net", "TimedActivity": "spn.net",
+    "expand_erlang": "spn.net",
+    "StateSpace": "spn.statespace", "explore": "spn.statespace",
+    "SolverResult": "spn.solvers", "steady_state": "spn.solvers",
+    "execution_time_distribution": "spn.solvers.passage", "passage_time": "spn.solvers.passage",
+    "JobMeasures": "spn.measures", "expected_tokens": "spn.measures", "job_measures": "spn.measures",
+    "probability": "spn.measures", "throughput": "spn.measures",
+    "mapreduce_net": "spn.models.mapreduce",
+    "ApplicationNet": "spn.models.dag", "build": "spn.models.dag", "build_application": "spn.models.dag",
+    "SolveReport": "spn.analysis.solve", "solve_description": "spn.analysis.solve",
+    "plan": "spn.analysis.plan", "solve_with_distribution": "spn.analysis.plan",
+    "run_sweep": "spn.analysis.sweep",
+    "ClusterSimulator": "spn.simulation", "Distribution": "spn.simulation", "NetSimulator": "spn.simulation",
+    "compare_description": "spn.simulation", "distributions_from_description": "spn.simulation",
+    "simulate_description": "spn.simulation",
+    "fit_logs": "spn.fit.logs",
+}
+
+__all__ = ["ConvergenceError", "LogFormatError", "ModelError", "NotErgodicError", "SpnError",
+           "StateSpaceLimitError", "TimelessTrapError", *_LAZY]
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'spn' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

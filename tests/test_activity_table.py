@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spn import statespace
-from spn.activity_table import UNBOUNDED, ActivityTable
-from spn.io.description import parse_description
+from spn.statespace.activity_table import UNBOUNDED, ActivityTable
+from spn.description import parse_description
 from spn.models.dag import build
 from spn.net import InputGate, InstantActivity, Net, OutputGate, Place, TimedActivity
 from spn.statespace import explore
@@ -128,8 +127,9 @@ def same_chain(one, other):
 
 
 def explore_without_jumps(net, monkeypatch):
-    with monkeypatch.context() as patch:
-        patch.setattr(statespace._Explorer, "_run_lengths", lambda self, markings, rows, acts: None)
+    with monkeypatch.context() as patch:       # every run has length one: each firing is followed
+        patch.setattr(ActivityTable, "run_lengths",
+                      lambda self, markings, acts, rivals: np.ones(len(markings), dtype=np.int64))
         return explore(net, max_states=20_000, engine="numpy")
 
 
@@ -146,8 +146,8 @@ def mapreduce_dag(users, containers, maps, reduces):
 def test_jumping_over_container_allocations_changes_nothing(users, containers, maps, reduces, monkeypatch):
     net = mapreduce_dag(users, containers, maps, reduces)
     calls = []
-    original = statespace._Explorer._run_lengths
-    monkeypatch.setattr(statespace._Explorer, "_run_lengths",
+    original = ActivityTable.run_lengths
+    monkeypatch.setattr(ActivityTable, "run_lengths",
                         lambda self, *args: calls.append(original(self, *args)) or calls[-1])
     jumped = explore(net, engine="numpy")
     monkeypatch.undo()

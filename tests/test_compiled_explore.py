@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from spn import compiled_explore, statespace
+from spn import kernels, statespace
+from spn.statespace import compiled
+from spn.statespace import SMALL
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
-from spn.expand import expand_erlang
-from spn.io.description import load_description
+from spn.net.erlang import expand_erlang
+from spn.description import load_description
 from spn.models.dag import build
 from spn.net import InputGate, InstantActivity, Net, Place, TimedActivity
 from spn.statespace import explore
@@ -33,7 +35,7 @@ def test_same_chain_as_the_numpy_engine_on_random_nets(net):
         with pytest.raises(type(error)):          # auto hands the net over and gets the same error
             explore(net, max_states=500)
         return
-    parts = compiled_explore.explore_plain(expand_erlang(net), max_states=500)
+    parts = compiled.explore_plain(expand_erlang(net), max_states=500)
     assume(parts is not None)                     # vanishing loops: the NumPy engine's job
     same_chain(explore(net, engine="compiled", max_states=500), numpy_chain)
 
@@ -62,7 +64,7 @@ def test_counts_past_a_byte_widen_the_stored_markings():
 
 def test_arrays_grow_past_their_first_size():
     # tens of thousands of states and transitions: every array grows several times from 4,096 entries
-    from spn.io.description import parse_description
+    from spn.description import parse_description
     net = build(parse_description({
         "name": "big", "workload": {"users": 6, "think_time": 10.0}, "cluster": {"containers": 300},
         "phases": [{"name": "map", "tasks": 12, "task_time": 2.0, "shape": 2},
@@ -88,9 +90,20 @@ def vanishing_loop():
         TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
 
 
+def test_until_the_kernels_are_compiled_auto_takes_the_numpy_engine_and_compiles_them_aside(monkeypatch):
+    started = []
+    monkeypatch.setattr(kernels, "ready", lambda: False)
+    monkeypatch.setattr(kernels, "warm_in_background", lambda: started.append(1))
+    monkeypatch.setattr(compiled, "explore_plain", lambda *a, **kw: pytest.fail("compiled while cold"))
+    monkeypatch.setattr(statespace, "SMALL", 100)
+    net = mapreduce_dag(3, 6, 6, 4)
+    same_chain(explore(net), explore(net, engine="numpy"))
+    assert started
+
+
 def test_vanishing_loops_are_handed_to_the_numpy_engine(monkeypatch):
     net = vanishing_loop()
-    assert compiled_explore.explore_plain(net) is None
+    assert compiled.explore_plain(net) is None
     with pytest.raises(ValueError, match="gave up"):
         explore(net, engine="compiled")
     monkeypatch.setattr(statespace, "SMALL", 1)        # past the small-chain shortcut of auto
@@ -98,12 +111,13 @@ def test_vanishing_loops_are_handed_to_the_numpy_engine(monkeypatch):
 
 
 def test_auto_explores_small_chains_without_the_compiled_engine_and_large_ones_with_it(monkeypatch):
-    calls = []
-    original = compiled_explore.explore_plain
-    monkeypatch.setattr(compiled_explore, "explore_plain", lambda *a, **kw: calls.append(1) or original(*a, **kw))
     net = mapreduce_dag(3, 6, 6, 4)
+    explore(net, engine="compiled")                   # compiled in this installation: auto may use it
+    calls = []
+    original = compiled.explore_plain
+    monkeypatch.setattr(compiled, "explore_plain", lambda *a, **kw: calls.append(1) or original(*a, **kw))
     small = explore(net)
-    assert small.n_states < statespace.SMALL and not calls
+    assert small.n_states < SMALL and not calls
     monkeypatch.setattr(statespace, "SMALL", 100)
     large = explore(net)
     assert calls and large.n_states > 100
@@ -117,7 +131,7 @@ def test_a_timeless_trap_is_reported_with_its_marking():
         InstantActivity("ba", inputs={"b": 1}, outputs={"a": 1})])
     with pytest.raises(TimelessTrapError, match="timeless trap"):
         explore(net, engine="numpy")
-    assert compiled_explore.explore_plain(net) is None      # auto would hand it over
+    assert compiled.explore_plain(net) is None      # auto would hand it over
 
 
 def test_gated_nets_are_not_plain_and_go_to_the_numpy_engine():
@@ -125,7 +139,7 @@ def test_gated_nets_are_not_plain_and_go_to_the_numpy_engine():
         TimedActivity("start", inputs={"idle": 1}, outputs={"busy": 1}, rate=1.0,
                       input_gates=[InputGate(lambda m: m["busy"] < 1)]),
         TimedActivity("stop", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
-    assert not compiled_explore.is_plain(net)
+    assert not compiled.is_plain(net)
     with pytest.raises(ValueError, match="plain net"):
         explore(net, engine="compiled")
     assert explore(net).n_states == 2

@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from spn.compose import SubModel, compose
+from spn.net.compose import SubModel, compose
 from spn.exceptions import ModelError
 from spn.measures import job_measures, throughput
 from spn.models.dag import build_application
@@ -34,7 +34,8 @@ def solve_app(app):
     result = steady_state(ss.generator(), method="direct")
     assert result.converged
     m = job_measures(ss, result.x, users=app.users, think_time=app.think_time,
-                     end_activity=app.end_activity, containers=app.containers)
+                     end_activity=app.end_activity, think_place=app.think_place,
+                     container_place=app.container_place, containers=app.containers)
     return ss, result.x, m
 
 
@@ -92,7 +93,8 @@ def test_two_phase_dag_equals_hand_built_mapreduce_model(N, C, M, R, km, kr):
     ss_mr = explore(mapreduce_net(users=N, think_time=10.0, containers=C, map_tasks=M, map_time=2.0,
                                   map_shape=km, reduce_tasks=R, reduce_time=3.0, reduce_shape=kr))
     pi = steady_state(ss_mr.generator(), method="direct").x
-    m_mr = job_measures(ss_mr, pi, users=N, think_time=10.0, end_activity=END_ACTIVITY, containers=C)
+    m_mr = job_measures(ss_mr, pi, users=N, think_time=10.0, end_activity=END_ACTIVITY,
+                        think_place="PJ", container_place="PC", containers=C)
     assert ss_dag.n_states == ss_mr.n_states
     assert ss_dag.n_transitions == ss_mr.n_transitions
     assert m_dag.mean_execution_time == pytest.approx(m_mr.mean_execution_time, rel=1e-9)

@@ -20,7 +20,8 @@ def solve_mr(method="direct", **params):
     result = steady_state(ss.generator(), method=method, rtol=1e-13)
     assert result.converged, result
     m = job_measures(ss, result.x, users=params["users"], think_time=params["think_time"],
-                     end_activity=END_ACTIVITY, containers=params["containers"])
+                     end_activity=END_ACTIVITY, think_place="PJ", container_place="PC",
+                     containers=params["containers"])
     return ss, result.x, m
 
 
@@ -59,7 +60,7 @@ def test_one_user_erlang_tasks_all_parallel_is_expected_max_of_erlangs(shape):
     assert m.mean_execution_time == pytest.approx(emax + 1.0, rel=1e-9)
 
 
-# --------------------------------------------------------------------------- the example of the issue
+# --------------------------------------------------------------------------- the README example
 def test_example_state_count_and_solver_agreement():
     ss, pi, m = solve_mr(users=3, think_time=10.0, containers=4, map_tasks=4, map_time=2.0,
                          reduce_tasks=4, reduce_time=3.0)

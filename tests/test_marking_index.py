@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spn.marking_index import MarkingIndex
+from spn.statespace.marking_index import MarkingIndex
 
 
 @settings(max_examples=200, deadline=None)

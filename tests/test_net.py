@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from spn.exceptions import ModelError
-from spn.expand import expand_erlang
+from spn.net.erlang import expand_erlang
 from spn.net import Erlang, InputGate, InstantActivity, Net, OutputGate, Place, TimedActivity
 
 

@@ -104,7 +104,7 @@ def test_mapreduce_invariants(users, containers, maps, reduces, map_shape, reduc
     ss = explore(net)
     pi = steady_state(ss.generator(), method="direct").x
     m = job_measures(ss, pi, users=users, think_time=think, end_activity=END_ACTIVITY,
-                     containers=containers)
+                     think_place="PJ", container_place="PC", containers=containers)
     # Little's law between thinking users and completions
     assert abs(m.mean_jobs_thinking - m.throughput * think) <= 1e-9 * max(1.0, m.mean_jobs_thinking)
     # a job takes at least one map and one reduce after the other

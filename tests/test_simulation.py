@@ -2,7 +2,7 @@
 known answers, its semantics (races, clocks per token, priorities, weights, gates),
 seeds and errors, and the statistics (Student t, ratio estimators, stopping rule).
 
-Simulation is judged by confidence intervals (DESIGN §6): seeds are fixed only so that
+Simulation is judged by confidence intervals (docs/design.md §7): seeds are fixed only so that
 a failure repeats; every numeric check is "the exact value lies in the interval".
 """
 
@@ -13,7 +13,7 @@ import pytest
 from scipy import integrate, stats
 
 from spn.exceptions import ModelError, SpnError, TimelessTrapError
-from spn.io.description import parse_description
+from spn.description import parse_description
 from spn.measures import expected_tokens, job_measures
 from spn.models.dag import build
 from spn.models.mapreduce import mapreduce_net
@@ -205,7 +205,7 @@ def test_gated_net_traced_gates_follow_the_reference_path_and_match_the_ctmc():
           NetSimulator(net, compiled=False).run(seed=2, warmup=3, length=80, count="IAFR"))
     ss = explore(net)
     exact = job_measures(ss, steady_state(ss.generator()).x, users=2, think_time=5.0, end_activity="IAFR",
-                         containers=3).mean_execution_time
+                         think_place="PJ", container_place="PC", containers=3).mean_execution_time
     sim = NetSimulator(net)
     reps = [sim.run(seed=k, warmup=10, length=300, count="IAFR", observe=["PJ"]) for k in range(30)]
     est = ratio_estimate([2 * r.duration - r.integral("PJ") for r in reps], [r.count("IAFR") for r in reps],

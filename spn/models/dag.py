@@ -1,4 +1,4 @@
-"""A DAG of phases becomes a composite net (paper 002, §4.3 and Fig. 6; DESIGN §3.4).
+"""A DAG of phases becomes a composite net (paper 002, §4.3 and Fig. 6; docs/design.md §3.4).
 
 think → first fork → phases → ... → end: the first fork (which holds the
 capacity-scheduler token PEJ) starts every source phase; a phase with several
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from spn.compose import compose
 from spn.exceptions import ModelError
 from spn.models import submodels
 from spn.net import Net
+from spn.net.compose import compose
 
 #: sub-model names the builder uses for its own blocks
 RESERVED = ("think", "pool", "start", "end")
@@ -50,10 +50,12 @@ class ApplicationNet:
     users: int
     think_time: float
     containers: int
+    think_place: str = "PJ"      # users who think hold a token here
+    container_place: str = "PC"  # free containers
 
 
 def dag_from_description(desc) -> nx.DiGraph:
-    """The phase graph of a :class:`~spn.io.description.Description` (node attributes: the phase fields)."""
+    """The phase graph of a :class:`~spn.description.Description` (node attributes: the phase fields)."""
     graph = nx.DiGraph()
     for i, p in enumerate(desc.phases):
         graph.add_node(p.name, tasks=p.tasks, task_time=p.task_time, shape=p.shape,

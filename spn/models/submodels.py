@@ -1,7 +1,7 @@
 """The building blocks of the composite DAG model (paper 002, Fig. 5): phase, fork, join, think.
 
 Each function returns a :class:`~spn.compose.SubModel` with local place names and
-an interface; :mod:`spn.models.dag` joins them with :func:`spn.compose.compose`.
+an interface; :mod:`spn.models.dag` joins them with :func:`spn.net.compose.compose`.
 All gates of the paper are written as arcs here: "all T tasks finished" is an
 input arc of multiplicity T, "no task still waiting" an inhibitor arc of bound 1.
 
@@ -14,7 +14,7 @@ input arc of multiplicity T, "no task still waiting" an inhibitor arc of bound 1
 
 from __future__ import annotations
 
-from spn.compose import SubModel
+from spn.net.compose import SubModel
 from spn.net import Erlang, InstantActivity, Place, TimedActivity
 
 

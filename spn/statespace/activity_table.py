@@ -225,3 +225,10 @@ def rows_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for j in range(1, a.shape[1]):
         out &= a[:, j] == b[:, j]
     return out
+
+
+def is_plain(net: Net) -> bool:
+    """Arcs alone decide enabling and firing, and rates and weights are constants."""
+    return not any(a.input_gates or a.output_gates
+                   or callable(a.weight if isinstance(a, InstantActivity) else a.rate)
+                   for a in net.activities)

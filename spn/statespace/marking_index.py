@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spn.activity_table import rows_equal
+from spn.statespace.activity_table import rows_equal
 
 _EMPTY = 0          # a free slot (tables start as zeros: no fill pass over fresh memory)
 _UNKNOWN = -1       # an id not found yet

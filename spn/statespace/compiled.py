@@ -38,15 +38,14 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
-
 import numpy as np
-
 from numba import njit
 
-from spn.activity_table import UNBOUNDED, ActivityTable
+from spn.defaults import MAX_STATES
 from spn.exceptions import StateSpaceLimitError
 from spn.net import InstantActivity, Net
+from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain
+from spn.statespace.space import Parts
 
 #: the kernel's answers
 _DONE, _CHUNK, _ROOM_STATES, _ROOM_TRANSITIONS, _ROOM_TIMED, _ROOM_IMPULSES, _WIDER, _GIVE_UP, _TOO_MANY, \
@@ -65,31 +64,6 @@ _ID_BITS = 40
 _ID_MASK = (1 << _ID_BITS) - 1
 
 
-def is_plain(net: Net) -> bool:
-    """Arcs alone decide enabling and firing, and rates and weights are constants."""
-    return not any(a.input_gates or a.output_gates
-                   or callable(a.weight if isinstance(a, InstantActivity) else a.rate)
-                   for a in net.activities)
-
-
-@dataclass
-class Parts:
-    """What the kernel found, in the arrays :class:`spn.statespace.StateSpace` is built from."""
-
-    markings: np.ndarray
-    initial_ids: np.ndarray
-    initial_weights: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    rate: np.ndarray
-    timed_counts: np.ndarray
-    timed_cols: np.ndarray
-    timed_vals: np.ndarray
-    imp_rows: np.ndarray
-    imp_cols: np.ndarray
-    imp_vals: np.ndarray
-
-
 def _arrays(table: ActivityTable):
     """An activity group as flat arrays: its arc tests per activity (CSR), token changes, constants."""
     tests = table._tests
@@ -104,7 +78,7 @@ def _arrays(table: ActivityTable):
             table._server_column.astype(np.int64), table._server_divisor.astype(np.int64), server_cap)
 
 
-def explore_plain(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
+def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
                   started: float | None = None) -> Parts | None:
     """Explore an Erlang-expanded plain net; None where the NumPy engine must take over."""
     if not is_plain(net):

@@ -1,4 +1,4 @@
-"""Erlang activities become chains of exponential stages (DESIGN §3.2).
+"""Erlang activities become chains of exponential stages (docs/design.md §3.2).
 
 An infinite-server activity ``t`` with ``erlang=Erlang(k, mean)`` over input place
 ``P`` becomes stage places ``P_1 .. P_k`` and stage activities ``t_1 .. t_k``:

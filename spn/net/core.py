@@ -1,4 +1,4 @@
-"""Stochastic activity networks: places, activities, arcs and gates (DESIGN §3.1).
+"""Stochastic activity networks: places, activities, arcs and gates (docs/design.md §3.1).
 
 A :class:`Net` is plain data: a tuple of :class:`Place` and a tuple of activities.
 Everything that looks at markings works on *batches*: a marking is a row of an

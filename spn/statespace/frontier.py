@@ -1,163 +1,39 @@
-"""The tangible state space of a net, explored a frontier at a time (DESIGN §3.3).
+"""The NumPy exploration engine: a frontier of markings at a time, any net.
 
-A marking is *vanishing* when some instantaneous activity is enabled in it, and
-*tangible* otherwise. :func:`explore` starts from the initial marking and keeps
-only tangible markings: each timed firing is followed through the vanishing
-markings it leads to (highest priority first, ties split by weight) until it
-lands in tangible ones, and the probability of each landing is folded into the
-rate. Instantaneous firings on the way are counted, so that their throughput can
-be computed later.
-
-Markings are rows of a NumPy integer array; enabling, rates and firing are
-evaluated for a whole frontier at once. Plain nets (arcs only, constant rates
-and weights: every model :mod:`spn.models` builds) go by default to the compiled
-engine of :mod:`spn.compiled_explore`, which builds the same chain faster.
-
->>> from spn.net import Net, Place, TimedActivity, InstantActivity
->>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
-...     TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
-...     InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
-...     TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
->>> ss = explore(net)
->>> ss.n_states, ss.generator().toarray().tolist()
-(2, [[-1.0, 1.0], [2.0, -2.0]])
+Enabling, rates and firing are evaluated for a whole block of markings with
+:class:`~spn.statespace.activity_table.ActivityTable`; vanishing markings are
+followed a round of instantaneous firings at a time, and where they loop the
+absorption probabilities are solved for (:meth:`_Explorer._resolve_by_solving`).
+:func:`explore_frontier` returns the arrays of :class:`~spn.statespace.space.Parts`.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import splu
 
-from spn import compiled_explore
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
-from spn.activity_table import UNBOUNDED, ActivityTable, row_any
-from spn.expand import expand_erlang
-from spn.marking_index import MarkingIndex
 from spn.net import MARKING_DTYPE, Net
+from spn.statespace.activity_table import UNBOUNDED, ActivityTable, row_any
+from spn.statespace.marking_index import MarkingIndex
+from spn.statespace.space import Parts
 
 #: markings of one frontier processed together (bounds the memory of one step)
 FRONTIER_BLOCK = 1 << 16
-#: tangible states below which explore(engine="auto") does not load the compiled engine
-SMALL = 20_000
 #: rounds of instantaneous firings followed before vanishing markings are checked for cycles
 _ACYCLIC_ROUNDS = 64
 
 
-@dataclass
-class StateSpace:
-    """Tangible markings of a net and the rates between them.
-
-    Attributes
-    ----------
-    net : the (Erlang-expanded) net that was explored.
-    markings : (n, places) integer array, one tangible marking per row, in discovery order.
-    initial : length-n probability vector of the tangible markings the initial marking leads to.
-    src, dst, rate : transitions between tangible markings (COO, duplicates allowed, no self loops).
-    timed_rates : (n, timed activities) sparse matrix, rate of each timed activity in each marking.
-    impulses : (n, instantaneous activities) sparse matrix (COO), expected firings per unit time of
-        each instantaneous activity caused by leaving each marking (its throughput is ``pi @ impulses``).
-    """
-
-    net: Net
-    markings: np.ndarray
-    initial: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    rate: np.ndarray
-    timed_rates: sp.csr_matrix
-    impulses: sp.csr_matrix
-    seconds: float = 0.0
-    _generator: sp.csr_matrix | None = field(default=None, repr=False)
-
-    @property
-    def n_states(self) -> int:
-        return self.markings.shape[0]
-
-    def generator(self) -> sp.csr_matrix:
-        """The CTMC generator Q (CSR): off-diagonal rates, rows summing to zero."""
-        if self._generator is None:
-            from spn.ctmc import generator_matrix
-            self._generator = generator_matrix(self.n_states, self.src, self.dst, self.rate)
-        return self._generator
-
-    @property
-    def n_transitions(self) -> int:
-        """Off-diagonal non-zeros of Q."""
-        Q = self.generator()
-        return int(Q.nnz - np.count_nonzero(Q.diagonal()))
-
-    def dead_markings(self) -> np.ndarray:
-        """Indices of tangible markings that enable no timed activity (absorbing)."""
-        return np.flatnonzero(np.asarray(self.timed_rates.sum(axis=1)).ravel() == 0)
-
-    def tokens(self, place: str) -> np.ndarray:
-        """Tokens of ``place`` in every tangible marking (a stage-split place sums its stages)."""
-        return np.asarray(self.net.view(self.markings)[place])
-
-    def __repr__(self):
-        return f"StateSpace({self.net.name!r}: {self.n_states} tangible markings, {len(self.src)} transitions)"
-
-
-def explore(net: Net, *, max_states: int = 2_000_000, progress: bool = False,
-            engine: str = "auto") -> StateSpace:
-    """Generate the tangible reachability graph of ``net``.
-
-    Erlang activities are expanded first (:func:`spn.expand.expand_erlang`).
-    Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings and
-    :class:`TimelessTrapError` when vanishing markings loop with no way out.
-    ``progress=True`` prints a progress line on stderr.
-
-    ``engine``: ``"numpy"`` explores a frontier at a time with NumPy calls (any
-    net); ``"compiled"`` one marking at a time in compiled code
-    (:mod:`spn.compiled_explore`: plain nets only, several times faster);
-    ``"auto"`` explores chains of up to :data:`SMALL` states with the NumPy
-    engine (loading the compiled code takes longer than that), then takes the
-    compiled engine where it applies and the NumPy engine otherwise, or where
-    the compiled one gives up (vanishing loops, traps).
-    """
-    if engine not in ("auto", "numpy", "compiled"):
-        raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
-    started = time.perf_counter()
-    net = expand_erlang(net)
-    if engine == "auto" and max_states > SMALL and compiled_explore.is_plain(net):
-        # small chains are explored before the compiled code would have been loaded
-        try:
-            return _Explorer(net, SMALL, progress).run(started)
-        except StateSpaceLimitError:
-            pass
-    if engine != "numpy":
-        if engine == "compiled" and not compiled_explore.is_plain(net):
-            raise ValueError("the compiled engine needs a plain net (no gates, constant rates and weights)")
-        parts = compiled_explore.explore_plain(net, max_states=max_states, progress=progress, started=started)
-        if parts is not None:
-            return _state_space(net, parts, started)
-        if engine == "compiled":
-            raise ValueError("the compiled engine gave up on this net (vanishing loops, very many "
-                             "interleavings, or a trap): use engine='numpy'")
+def explore_frontier(net: Net, max_states: int, progress: bool, started: float) -> Parts:
+    """Explore an Erlang-expanded net a frontier at a time."""
     return _Explorer(net, max_states, progress).run(started)
 
 
-def _state_space(net: Net, parts, started: float) -> StateSpace:
-    """Assemble a :class:`StateSpace` from the arrays an engine filled (moved, not copied)."""
-    n = len(parts.markings)
-    initial = np.bincount(parts.initial_ids, weights=parts.initial_weights, minlength=n)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(parts.timed_counts, out=indptr[1:])
-    timed_rates = sp.csr_matrix((parts.timed_vals, parts.timed_cols.astype(np.int32), indptr),
-                                shape=(n, len(net.timed)))
-    impulses = sp.coo_matrix((parts.imp_vals, (parts.imp_rows, parts.imp_cols)), shape=(n, len(net.instant)))
-    return StateSpace(net=net, markings=parts.markings, initial=initial, src=parts.src, dst=parts.dst,
-                      rate=parts.rate, timed_rates=timed_rates, impulses=impulses,
-                      seconds=time.perf_counter() - started)
-
-
-# --------------------------------------------------------------------------- internals
 def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
     """Sum ``weight`` over equal (src, marking) pairs."""
     if len(src) <= 1:
@@ -407,7 +283,7 @@ class _Explorer:
             raise StateSpaceLimitError.beyond(self.max_states)
         return ids, new
 
-    def run(self, started: float) -> StateSpace:
+    def run(self, started: float) -> Parts:
         net = self.net
         m0 = net.initial_marking()[None, :]
         src0, mark0, w0 = self._resolve(np.array([-1]), np.array([1.0]), m0)
@@ -426,9 +302,9 @@ class _Explorer:
                       f"{rate:,.0f} states/s", end="", file=sys.stderr, flush=True)
         if self.progress:
             print(file=sys.stderr)
-        return _state_space(net, compiled_explore.Parts(
+        return Parts(
             markings=self.index.release_markings(), initial_ids=ids0, initial_weights=w0,
             src=self.src.array(), dst=self.dst.array(), rate=self.rate.array(),
             timed_counts=self.timed_counts.array(), timed_cols=self.timed_cols.array(),
             timed_vals=self.timed_vals.array(), imp_rows=self.imp_rows.array(),
-            imp_cols=self.imp_cols.array(), imp_vals=self.imp_vals.array()), started)
+            imp_cols=self.imp_cols.array(), imp_vals=self.imp_vals.array())

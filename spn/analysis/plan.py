@@ -3,7 +3,7 @@
 :func:`evaluate` solves one description the way ``spn solve`` does and, when
 asked, adds the execution-time distribution of a tagged job
 (:mod:`spn.solvers.passage`): percentiles and P(R <= deadline). ``spn solve
---percentiles/--deadline``, :mod:`spn.sweep` and :func:`plan` all use it.
+--percentiles/--deadline``, :mod:`spn.analysis.sweep` and :func:`plan` all use it.
 
 :func:`plan` finds the smallest value of one parameter (``--vary
 cluster.containers=1..400``) whose solution meets every target (``mean<=120``,
@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
 
 __all__ = [
@@ -103,40 +104,22 @@ def percentile_key(q: float) -> str:
 
 
 def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline: float | None = None,
-                            distribution: bool | None = None, method: str = "auto", tol: float = 1e-10,
-                            max_states: int = 2_000_000, atol: float = 1e-12, progress: bool = False):
-    """Like :func:`spn.pipeline.solve_description`, plus the tagged job's distribution when asked.
+                            distribution: bool | None = None, method: str = "auto", rtol: float = RTOL,
+                            max_states: int = MAX_STATES, atol: float = 1e-12, progress: bool = False):
+    """Like :func:`spn.analysis.solve.solve_description`, plus the tagged job's distribution when asked.
 
     ``distribution`` defaults to "when percentiles or a deadline are asked for".
     Returns an :class:`Evaluation`; raises :class:`ConvergenceError` when the
     steady state or the passage time does not converge.
     """
-    from spn.measures import job_measures
-    from spn.pipeline import SolveReport, build_net
-    from spn.solvers import steady_state
+    from spn.analysis.solve import solve_application
     from spn.solvers.passage import execution_time_distribution
-    from spn.statespace import explore
 
     percentiles = tuple(float(q) for q in percentiles)
     if distribution is None:
         distribution = bool(percentiles) or deadline is not None
-    started = time.perf_counter()
-    net, end_activity = build_net(desc)
-    ss = explore(net, max_states=max_states, progress=progress)
-    explored = time.perf_counter()
-    result = steady_state(ss.generator(), method=method, rtol=tol)
-    solved = time.perf_counter()
-    if not result.converged:
-        raise ConvergenceError(result)
-    users = desc.workload.users
-    measures = job_measures(ss, result.x, users=users, think_time=desc.workload.think_time,
-                            end_activity=end_activity, containers=desc.cluster.containers)
-    report = SolveReport(
-        model=desc.name, users=users, think_time=desc.workload.think_time,
-        containers=desc.cluster.containers, measures=measures, tangible_states=ss.n_states,
-        transitions=ss.n_transitions, solver=result, explore_s=explored - started,
-        solve_s=solved - explored, total_s=time.perf_counter() - started,
-    )
+    solution = solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress)
+    report, app, ss, result = solution.report, solution.app, solution.state_space, solution.result
     if not distribution:
         return Evaluation(report)
     t0 = time.perf_counter()
@@ -145,8 +128,8 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
         def show(niter, x, residual):
             print(f"\rdistribution: {niter:,} uniformisation steps, P(still running) = {residual:.2g}",
                   end="", file=sys.stderr, flush=True)
-    dist = execution_time_distribution(ss, result.x, users=users, end_activity=end_activity, atol=atol,
-                                       callback=show)
+    dist = execution_time_distribution(ss, result.x, users=app.users, end_activity=app.end_activity,
+                                       think_place=app.think_place, atol=atol, callback=show)
     if dist.niter >= 1000 and show is not None:
         print(file=sys.stderr)
     values = dist.percentiles(percentiles) if percentiles else {}
@@ -155,7 +138,7 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
                       time.perf_counter() - t0)
 
 
-#: the name :mod:`spn.sweep` and :func:`plan` use
+#: the name :mod:`spn.analysis.sweep` and :func:`plan` use
 evaluate = solve_with_distribution
 
 
@@ -210,15 +193,15 @@ def parse_target(text: str) -> Target:
     """
     match = _TARGET.match(str(text))
     if not match:
-        raise ModelError(f"--target: expected METRIC<=SECONDS with METRIC mean or pQ (e.g. mean<=120, "
+        raise ModelError(f"target: expected METRIC<=SECONDS with METRIC mean or pQ (e.g. mean<=120, "
                          f"p95<=150), got {text!r}")
     metric, q, op, bound = match.group(1), match.group(2), match.group(3), float(match.group(4))
     if q is not None:
         if not 0 < float(q) < 100:
-            raise ModelError(f"--target: percentile {q} is not in (0, 100)")
+            raise ModelError(f"target: percentile {q} is not in (0, 100)")
         metric = f"p{float(q):g}"
     if not math.isfinite(bound) or bound <= 0:
-        raise ModelError(f"--target: the bound must be a positive number of seconds, got {match.group(4)}")
+        raise ModelError(f"target: the bound must be a positive number of seconds, got {match.group(4)}")
     return Target(metric, op, bound)
 
 
@@ -231,17 +214,17 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
     path, sep, spec = str(text).partition("=")
     path, spec = path.strip(), spec.strip()
     if not sep or not path or not spec:
-        raise ModelError(f"--vary: expected PATH=LO..HI or PATH=V1,V2,..., got {text!r}")
+        raise ModelError(f"vary: expected PATH=LO..HI or PATH=V1,V2,..., got {text!r}")
     try:
         if ".." in spec:
             lo, hi = (int(x) for x in spec.split("..", 1))
             if hi < lo:
-                raise ModelError(f"--vary: empty range {spec!r} (LO must be <= HI)")
+                raise ModelError(f"vary: empty range {spec!r} (LO must be <= HI)")
             values = list(range(lo, hi + 1))
         else:
             values = sorted({int(x) for x in spec.split(",")})
     except ValueError:
-        raise ModelError(f"--vary: the values must be integers (LO..HI or a list), got {spec!r}") from None
+        raise ModelError(f"vary: the values must be integers (LO..HI or a list), got {spec!r}") from None
     return path, values
 
 
@@ -419,19 +402,19 @@ def _monotonicity_evidence(points, targets, largest) -> list[str]:
 
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
          largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
-         tol: float = 1e-10, max_states: int = 2_000_000, progress: bool = False) -> PlanResult:
+         rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False) -> PlanResult:
     """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file.
 
     >>> r = plan("models/mapreduce.yaml", "cluster.containers=1..16", ["mean<=14"])  # doctest: +SKIP
     >>> r.answer, r.neighbour                                                         # doctest: +SKIP
     (4, 3)
     """
-    from spn.io.description import load_description
+    from spn.description import load_description
 
     path, values = parse_vary(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
     if not targets:
-        raise ModelError("give at least one --target")
+        raise ModelError("give at least one target")
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
     # every value must make a valid description: report all bad ones before solving anything
     descriptions, problems = {}, []
@@ -445,7 +428,7 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
 
     def solve(v):
         try:
-            ev = evaluate(descriptions[v], percentiles=percentiles, method=method, tol=tol,
+            ev = evaluate(descriptions[v], percentiles=percentiles, method=method, rtol=rtol,
                           max_states=max_states)
         except ConvergenceError:
             raise

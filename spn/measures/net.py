@@ -1,4 +1,4 @@
-"""What users ask of a solved net: tokens, probabilities, throughputs, job measures.
+"""Measures of any solved net: mean tokens, probabilities of a condition, throughputs.
 
 Every function takes the :class:`~spn.statespace.StateSpace` and a steady-state
 vector ``pi`` over its tangible markings.
@@ -17,12 +17,9 @@ vector ``pi`` over its tangible markings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from spn.ctmc import expected_reward, instant_throughputs, timed_throughputs
-from spn.exceptions import ModelError
 from spn.net import InstantActivity
 
 
@@ -49,36 +46,3 @@ def throughput(ss, pi, activity: str) -> float:
     if isinstance(a, InstantActivity):
         return float(instant_throughputs(pi, ss.impulses)[list(ss.net.instant).index(a)])
     return float(timed_throughputs(pi, ss.timed_rates)[list(ss.net.timed).index(a)])
-
-
-@dataclass(frozen=True)
-class JobMeasures:
-    """Measures of a closed workload of N users with think time Z.
-
-    ``mean_execution_time`` R = N / X - Z (Little's law over the whole cycle),
-    ``throughput`` X = job completions per second, ``utilization`` = busy containers / C.
-    """
-
-    mean_execution_time: float
-    throughput: float
-    utilization: float
-    mean_jobs_thinking: float
-
-
-def job_measures(ss, pi, *, users: int, think_time: float, end_activity: str,
-                 think_place: str = "PJ", container_place: str = "PC", containers: int) -> JobMeasures:
-    """Mean execution time, throughput and utilisation of an application model.
-
-    ``end_activity`` is the activity whose firing completes a job (IAFR in the
-    MapReduce model). Raises :class:`ModelError` if jobs never complete.
-    """
-    x = throughput(ss, pi, end_activity)
-    if not x > 0:
-        raise ModelError(f"no job ever completes (throughput of {end_activity!r} is {x})")
-    busy = containers - expected_tokens(ss, pi, container_place)
-    return JobMeasures(
-        mean_execution_time=users / x - think_time,
-        throughput=x,
-        utilization=busy / containers,
-        mean_jobs_thinking=expected_tokens(ss, pi, think_place),
-    )

@@ -1,8 +1,12 @@
 """The whole analytic path for a model description: build → explore → solve → measures.
 
->>> from spn.io.description import load_description
->>> report = solve_description(load_description("models/mapreduce.yaml"))  # doctest: +SKIP
->>> round(report.measures.mean_execution_time, 3)                          # doctest: +SKIP
+:func:`solve_application` keeps every intermediate result (the application net,
+its state space, the steady state); :func:`solve_description` reports what
+``spn solve`` prints.
+
+>>> from spn.description import load_description
+>>> report = solve_description(load_description("models/mapreduce.yaml"))
+>>> round(report.measures.mean_execution_time, 3)
 13.336
 """
 
@@ -11,11 +15,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError
 from spn.measures import JobMeasures, expected_tokens, job_measures, throughput
-from spn.models.dag import build
+from spn.models.dag import ApplicationNet, build
 from spn.solvers import SolverResult, steady_state
-from spn.statespace import explore
+from spn.statespace import StateSpace, explore
 
 #: task-time laws the CTMC can represent exactly
 ANALYTIC_DISTRIBUTIONS = ("erlang", "exponential")
@@ -38,7 +43,7 @@ class SolveReport:
     total_s: float
 
     def as_dict(self) -> dict:
-        """The JSON object of ``spn solve --json`` (DESIGN §5)."""
+        """The JSON object of ``spn solve --json`` (docs/design.md §5)."""
         return {
             "model": self.model,
             "mean_execution_time": self.measures.mean_execution_time,
@@ -66,22 +71,21 @@ def _solution_dict(report) -> dict:
     }
 
 
-def _explore_and_solve(net, *, method, tol, max_states, progress, raise_on_nonconvergence):
+def _explore_and_solve(net, *, method, rtol, max_states, progress, raise_on_nonconvergence):
     """State space and steady state of a net, with the time each step took."""
     started = time.perf_counter()
     ss = explore(net, max_states=max_states, progress=progress)
     explored = time.perf_counter()
-    result = steady_state(ss.generator(), method=method, rtol=tol)
+    result = steady_state(ss.generator(), method=method, rtol=rtol)
     if not result.converged and raise_on_nonconvergence:
         raise ConvergenceError(result)
     return ss, result, explored - started, time.perf_counter() - explored
 
 
-def build_net(desc):
-    """The composed net of a description and the name of the activity that completes a job.
+def build_application(desc) -> ApplicationNet:
+    """The composed net of a description, refusing task-time laws a CTMC cannot carry exactly.
 
-    Task-time laws other than Erlang/exponential have no exact CTMC: they are
-    reported here, pointing to simulation.
+    Task-time laws other than Erlang/exponential are reported here, pointing to simulation.
     """
     problems = [
         f"phases.{phase.name}.distribution: {phase.distribution!r} has no exact CTMC; "
@@ -90,28 +94,43 @@ def build_net(desc):
     ]
     if problems:
         raise ModelError(problems)
-    app = build(desc)
-    return app.net, app.end_activity
+    return build(desc)
 
 
-def solve_description(desc, *, method: str = "auto", tol: float = 1e-10,
-                      max_states: int = 2_000_000, progress: bool = False,
-                      raise_on_nonconvergence: bool = True) -> SolveReport:
-    """Solve a model description analytically; raise ConvergenceError unless told otherwise."""
+@dataclass(frozen=True)
+class Solution:
+    """Every intermediate result of the analytic path, and the report made of them."""
+
+    app: ApplicationNet
+    state_space: StateSpace
+    result: SolverResult
+    report: SolveReport
+
+
+def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
+                      progress: bool = False, raise_on_nonconvergence: bool = True) -> Solution:
+    """Build, explore and solve a description; keep the net, the state space and π."""
     started = time.perf_counter()
-    net, end_activity = build_net(desc)
+    app = build_application(desc)
     ss, result, explore_s, solve_s = _explore_and_solve(
-        net, method=method, tol=tol, max_states=max_states, progress=progress,
+        app.net, method=method, rtol=rtol, max_states=max_states, progress=progress,
         raise_on_nonconvergence=raise_on_nonconvergence)
-    measures = job_measures(ss, result.x, users=desc.workload.users,
-                            think_time=desc.workload.think_time, end_activity=end_activity,
-                            containers=desc.cluster.containers)
-    return SolveReport(
-        model=desc.name, users=desc.workload.users, think_time=desc.workload.think_time,
-        containers=desc.cluster.containers, measures=measures,
-        tangible_states=ss.n_states, transitions=ss.n_transitions, solver=result,
+    measures = job_measures(ss, result.x, users=app.users, think_time=app.think_time,
+                            end_activity=app.end_activity, think_place=app.think_place,
+                            container_place=app.container_place, containers=app.containers)
+    report = SolveReport(
+        model=desc.name, users=app.users, think_time=app.think_time, containers=app.containers,
+        measures=measures, tangible_states=ss.n_states, transitions=ss.n_transitions, solver=result,
         explore_s=explore_s, solve_s=solve_s, total_s=time.perf_counter() - started,
     )
+    return Solution(app, ss, result, report)
+
+
+def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
+                      progress: bool = False, raise_on_nonconvergence: bool = True) -> SolveReport:
+    """Solve a model description analytically; raise ConvergenceError unless told otherwise."""
+    return solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
+                             raise_on_nonconvergence=raise_on_nonconvergence).report
 
 
 @dataclass(frozen=True)
@@ -138,12 +157,12 @@ class NetReport:
         }
 
 
-def solve_net(net, *, method: str = "auto", tol: float = 1e-10, max_states: int = 2_000_000,
+def solve_net(net, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
               progress: bool = False, raise_on_nonconvergence: bool = True) -> NetReport:
     """Solve any net: mean tokens of every place and throughput of every activity."""
     started = time.perf_counter()
     ss, result, explore_s, solve_s = _explore_and_solve(
-        net, method=method, tol=tol, max_states=max_states, progress=progress,
+        net, method=method, rtol=rtol, max_states=max_states, progress=progress,
         raise_on_nonconvergence=raise_on_nonconvergence)
     pi = result.x
     places = {p.name: expected_tokens(ss, pi, p.name) for p in net.places}

@@ -38,10 +38,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError, SpnError
 
 __all__ = ["parse_grid", "grid_points", "columns", "SweepTask", "solve_point", "SweepSummary",
-           "run_sweep", "read_rows", "plot_sweep"]
+           "run_sweep", "read_rows"]
 
 RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions")
 TAIL_COLUMNS = ("converged", "seconds", "error")
@@ -58,27 +59,27 @@ def parse_grid(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
         path, sep, spec = str(text).partition("=")
         path, spec = path.strip(), spec.strip()
         if not sep or not path or not spec:
-            raise ModelError(f"--grid: expected PATH=V1,V2,... or PATH=LO..HI, got {text!r}")
+            raise ModelError(f"grid: expected PATH=V1,V2,... or PATH=LO..HI, got {text!r}")
         if path in seen:
-            raise ModelError(f"--grid: {path} is given twice")
+            raise ModelError(f"grid: {path} is given twice")
         seen.add(path)
         if ".." in spec and "," not in spec:
             try:
                 lo, hi = (int(x) for x in spec.split("..", 1))
             except ValueError:
-                raise ModelError(f"--grid: a range LO..HI takes integers, got {spec!r}") from None
+                raise ModelError(f"grid: a range LO..HI takes integers, got {spec!r}") from None
             if hi < lo:
-                raise ModelError(f"--grid: empty range {spec!r}")
+                raise ModelError(f"grid: empty range {spec!r}")
             values = [str(v) for v in range(lo, hi + 1)]
         else:
             values = [v.strip() for v in spec.split(",")]
             if any(not v for v in values):
-                raise ModelError(f"--grid: empty value in {text!r}")
+                raise ModelError(f"grid: empty value in {text!r}")
             if len(set(values)) != len(values):
-                raise ModelError(f"--grid: a value is repeated in {text!r}")
+                raise ModelError(f"grid: a value is repeated in {text!r}")
         grid.append((path, values))
     if not grid:
-        raise ModelError("give at least one --grid PATH=VALUES")
+        raise ModelError("give at least one grid dimension PATH=VALUES")
     return grid
 
 
@@ -89,7 +90,7 @@ def grid_points(grid) -> list[tuple[str, ...]]:
 
 def columns(grid, percentiles: Sequence[float] = (), deadline: float | None = None) -> list[str]:
     """The CSV header of a sweep."""
-    from spn.plan import percentile_key
+    from spn.analysis.plan import percentile_key
 
     cols = ["point", *(path for path, _ in grid), *RESULT_COLUMNS]
     cols += [f"p{percentile_key(q)}" for q in percentiles]
@@ -109,19 +110,19 @@ class SweepTask:
     percentiles: tuple = ()
     deadline: float | None = None
     method: str = "auto"
-    tol: float = 1e-10
-    max_states: int = 2_000_000
+    rtol: float = RTOL
+    max_states: int = MAX_STATES
 
 
 def solve_point(task: SweepTask) -> dict:
     """Solve one point; return its CSV row as a dict. Errors of spn become the ``error`` column."""
-    from spn.plan import evaluate, percentile_key
+    from spn.analysis.plan import evaluate, percentile_key
 
     started = time.perf_counter()
     row = {"point": task.index}
     try:
         ev = evaluate(task.description, percentiles=task.percentiles, deadline=task.deadline,
-                      method=task.method, tol=task.tol, max_states=task.max_states)
+                      method=task.method, rtol=task.rtol, max_states=task.max_states)
     except SpnError as error:
         row.update(converged="", error=" ".join(str(error).split()) or type(error).__name__)
     else:
@@ -164,11 +165,11 @@ def read_rows(path) -> tuple[list[str], list[dict]]:
 def _prepare_output(out, cols, grid, points, *, resume, force) -> set[int]:
     """Create or check ``out``; return the indices of the points it already holds."""
     if resume and force:
-        raise ModelError("--resume and --force contradict each other: --resume keeps the rows of --out, "
-                         "--force replaces the file")
+        raise ModelError(f"resume and force contradict each other: resuming keeps the rows of {out}, "
+                         "forcing replaces the file")
     exists = os.path.exists(out)
     if exists and os.path.isdir(out):
-        raise ModelError(f"--out {out} is a directory")
+        raise ModelError(f"{out} is a directory")
     if exists and not resume and not force:
         raise ModelError(f"{out} exists: add --resume to continue that sweep, or --force to replace it")
     if not exists or force:
@@ -182,7 +183,7 @@ def _prepare_output(out, cols, grid, points, *, resume, force) -> set[int]:
         return set()
     if header != cols:
         raise ModelError(f"{out} was written by another sweep (its columns are {','.join(header)}; this sweep's "
-                         f"are {','.join(cols)}): use another --out, or --force to replace it")
+                         f"are {','.join(cols)}): write to another file, or replace it")
     done, paths = set(), [p for p, _ in grid]
     for n, row in enumerate(rows, start=2):
         try:
@@ -191,7 +192,7 @@ def _prepare_output(out, cols, grid, points, *, resume, force) -> set[int]:
             raise ModelError(f"{out}, line {n}: point {row.get('point')!r} is not an integer") from None
         if not 0 <= index < len(points) or tuple(row[p] for p in paths) != points[index]:
             raise ModelError(f"{out}, line {n}: point {index} is not a point of this grid "
-                             f"(use another --out, or --force to replace it)")
+                             f"(write to another file, or replace it)")
         done.add(index)
     # drop a torn last line so that appended rows start on a line of their own
     with open(out, "rb+") as f:
@@ -222,7 +223,7 @@ class SweepSummary:
 def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = (),
               percentiles: Sequence[float] = (), deadline: float | None = None, resume: bool = False,
               force: bool = False, workers: int | None = None, scheduler: str | None = None,
-              method: str = "auto", tol: float = 1e-10, max_states: int = 2_000_000,
+              method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
               progress: bool = False, plot: str | None = None) -> SweepSummary:
     """Solve the grid of ``model`` and write/extend the CSV ``out``; optionally plot it.
 
@@ -233,15 +234,15 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     >>> run_sweep("models/mapreduce.yaml", ["cluster.containers=1..4"], "r.csv", workers=0)  # doctest: +SKIP
     SweepSummary(out='r.csv', points=4, skipped=0, computed=4, failed=0, ...)
     """
-    from spn.io.description import load_description
+    from spn.description import load_description
 
     started = time.perf_counter()
     grid = parse_grid(grid_texts)
     percentiles = tuple(float(q) for q in percentiles)
     if deadline is not None and not (math.isfinite(deadline) and deadline > 0):
-        raise ModelError(f"--deadline: expected a positive number of seconds, got {deadline!r}")
+        raise ModelError(f"deadline: expected a positive number of seconds, got {deadline!r}")
     if workers is not None and workers < 0:
-        raise ModelError(f"--workers: expected an integer >= 0, got {workers}")
+        raise ModelError(f"workers: expected an integer >= 0, got {workers}")
     points = grid_points(grid)
     paths = [p for p, _ in grid]
     # every point must be a valid description: report the bad ones before solving anything
@@ -255,7 +256,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
             continue
         # the read-only reference is a mappingproxy, which does not pickle; it is never an input
         desc = dataclasses.replace(desc, reference={})
-        tasks.append(SweepTask(i, values, desc, percentiles, deadline, method, tol, max_states))
+        tasks.append(SweepTask(i, values, desc, percentiles, deadline, method, rtol, max_states))
     if problems:
         more = [f"... and {len(problems) - 3} more points"] if len(problems) > 3 else []
         raise ModelError(problems[:3] + more)
@@ -297,6 +298,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     summary = SweepSummary(str(out), len(points), len(done), len(todo), failed,
                            time.perf_counter() - started, runner)
     if plot:
+        from spn.analysis.plot import plot_sweep
         plot_sweep(out, plot)
         summary = dataclasses.replace(summary, plot=str(plot))
     return summary
@@ -373,75 +375,3 @@ def _progress_bar(total, initial, enabled):
 
 
 # --------------------------------------------------------------------------- plotting
-def plot_sweep(csv_path, png_path, *, x: str | None = None, series: str | None = None,
-               bands: bool = True) -> str:
-    """Plot a sweep CSV: mean execution time against ``x`` (default: the first grid column),
-    one line per value of ``series`` (default: the second grid column; further grid
-    columns join it), and a band between the lowest and highest percentile columns
-    when there are any (``bands=False`` leaves them out). Writes ``png_path``.
-    """
-    try:
-        import matplotlib
-    except ImportError:
-        raise SpnError("--plot needs matplotlib (pip install matplotlib)") from None
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    header, rows = read_rows(csv_path)
-    try:
-        first_result = header.index(RESULT_COLUMNS[0])
-    except ValueError:
-        raise ModelError(f"{csv_path} is not a sweep CSV (no {RESULT_COLUMNS[0]} column)") from None
-    params = header[1:first_result]
-    pcols = sorted((c for c in header if c.startswith("p") and _is_number(c[1:])), key=lambda c: float(c[1:]))
-    x = x or params[0]
-    others = [p for p in params if p != x] if series is None else [series]
-    rows = [r for r in rows if not r.get("error")]
-    if not rows:
-        raise ModelError(f"{csv_path} has no solved point to plot")
-    numeric_x = all(_is_number(r[x]) for r in rows)
-    groups: dict[tuple, list] = {}
-    for r in rows:
-        groups.setdefault(tuple(r[p] for p in others), []).append(r)
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=120)
-    for key, members in sorted(groups.items(), key=lambda kv: tuple(_sort_key(v) for v in kv[0])):
-        members.sort(key=lambda r: _sort_key(r[x]))
-        xs = [float(r[x]) if numeric_x else r[x] for r in members]
-        label = (key[0] if len(others) == 1 else ", ".join(f"{p}={v}" for p, v in zip(others, key))) or "mean"
-        line, = ax.plot(xs, [float(r["mean_execution_time"]) for r in members], marker="o", ms=3.5,
-                        label=label)
-        if bands and pcols:
-            lo, hi = pcols[0], pcols[-1]
-            if lo != hi:
-                ax.fill_between(xs, [float(r[lo]) for r in members], [float(r[hi]) for r in members],
-                                color=line.get_color(), alpha=0.18, linewidth=0)
-            else:
-                ax.plot(xs, [float(r[lo]) for r in members], ls="--", color=line.get_color(), lw=1)
-    ax.set_xlabel(x)
-    ax.set_ylabel("execution time (s)")
-    title = "mean execution time"
-    if bands and pcols:
-        title += (f" (solid) with P{pcols[0][1:]}-P{pcols[-1][1:]} band" if len(pcols) > 1 else
-                  f" (solid) and P{pcols[0][1:]} (dashed)")
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, title=", ".join(others) if others else None, title_fontsize=8)
-    fig.tight_layout()
-    tmp = f"{png_path}.tmp.png"
-    fig.savefig(tmp)
-    plt.close(fig)
-    os.replace(tmp, png_path)
-    return str(png_path)
-
-
-def _is_number(text) -> bool:
-    try:
-        float(text)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _sort_key(value):
-    return (0, float(value), "") if _is_number(value) else (1, 0.0, str(value))

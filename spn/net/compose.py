@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from spn.exceptions import ModelError
-from spn.net import InputGate, Net, OutputGate, Place, _Activity
+from spn.net.core import InputGate, Net, OutputGate, Place, _Activity
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Answers built on the pipeline: solve a description, plan a parameter, sweep a grid."""

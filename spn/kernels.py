@@ -1,0 +1,110 @@
+"""Compiled kernels: compiled once per installation, never while a user waits.
+
+The compiled exploration engine (:mod:`spn.statespace.compiled`) is a Numba
+kernel. Compiling it takes 10-20 s of CPU; Numba then caches the machine code
+on disk, and later processes load it in about 0.3 s. Until this installation
+has compiled it (:func:`ready`), :func:`spn.statespace.explore` takes the
+NumPy engine, which builds the same chain, and :func:`warm_in_background`
+compiles the kernel in a separate process, so the next large model finds it
+ready. (The Gauss-Seidel/SOR sweep of :mod:`spn.solvers.steady.stationary`
+has one fixed signature and compiles in under half a second: it needs none of this.)
+
+``python -m spn.kernels`` compiles them in the foreground (useful after an install).
+
+>>> isinstance(ready(), bool)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: a warming process started less than this long ago (s) is not started again
+WARMING_PATIENCE = 600.0
+
+_PACKAGE = Path(__file__).parent
+_SOURCES = (_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "activity_table.py")
+
+
+def _cache_dir() -> Path:
+    """Where Numba keeps the cache of these kernels, and so where their stamp goes."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"])
+    if os.access(_PACKAGE, os.W_OK):             # Numba caches in the __pycache__ beside the source
+        return _PACKAGE / "__pycache__"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spn"
+
+
+def stamp_path() -> Path:
+    """The file whose existence says "compiled": its name hashes Numba's and Python's versions and
+    the kernels' sources (content, size and modification time, which Numba's cache also checks)."""
+    key = hashlib.sha256()
+    try:
+        key.update(importlib.metadata.version("numba").encode())
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    key.update(sys.version.encode())
+    for source in _SOURCES:
+        if source.exists():
+            stat = source.stat()
+            key.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+            key.update(source.read_bytes())
+    return _cache_dir() / f"spn-kernels-{key.hexdigest()[:16]}.ready"
+
+
+def ready() -> bool:
+    """Have the kernels been compiled and cached for this installation?"""
+    return stamp_path().exists()
+
+
+def mark_ready() -> None:
+    """Record that the kernels are compiled (called after a compiled run or a warm-up)."""
+    try:
+        path = stamp_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob("spn-kernels-*"):   # stamps of earlier sources or versions
+            if old.stem != path.stem:
+                old.unlink(missing_ok=True)
+        path.touch()
+    except OSError:                                # a read-only installation: compile when used
+        pass
+
+
+def warm_in_background() -> None:
+    """Start one detached process that compiles the kernels, unless one started recently."""
+    marker = stamp_path().with_suffix(".warming")
+    try:
+        if marker.exists() and time.time() - marker.stat().st_mtime < WARMING_PATIENCE:
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        subprocess.Popen([sys.executable, "-m", "spn.kernels"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        pass
+
+
+def warm() -> None:
+    """Compile the kernel (or load it from Numba's cache) for the marking widths nets usually
+    need: one byte per place, and two (a place that holds more than 127 tokens)."""
+    from spn.net import InstantActivity, Net, Place, TimedActivity
+    from spn.statespace import compiled
+
+    for tokens in (1, 200):
+        compiled.explore_plain(Net([Place("idle", tokens), Place("ready"), Place("busy")], [
+            TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
+            InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
+            InstantActivity("skip", inputs={"ready": 1}, outputs={"idle": 1}, weight=0.5),
+            TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)]), max_states=1000)
+    mark_ready()
+    stamp_path().with_suffix(".warming").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    warm()

@@ -1,0 +1,96 @@
+"""The tangible state space of a net: explore it, then read the CTMC off it (docs/design.md §3).
+
+A marking is *vanishing* when some instantaneous activity is enabled in it, and
+*tangible* otherwise. :func:`explore` starts from the initial marking and keeps
+only tangible markings: each timed firing is followed through the vanishing
+markings it leads to (highest priority first, ties split by weight) until it
+lands in tangible ones, and the probability of each landing is folded into the
+rate. Instantaneous firings on the way are counted, so that their throughput can
+be computed later.
+
+``explore`` picks an engine (``frontier``: NumPy, any net; ``compiled``: Numba,
+plain nets); both fill the same :class:`Parts`, from which the
+:class:`StateSpace` is assembled (``space``). ``activity_table`` evaluates
+activities on blocks of markings, ``marking_index`` remembers the markings seen.
+
+Markings are rows of a NumPy integer array; enabling, rates and firing are
+evaluated for a whole frontier at once (:mod:`spn.statespace.frontier`). Plain nets (arcs only, constant rates
+and weights: every model :mod:`spn.models` builds) go by default to the compiled
+engine of :mod:`spn.statespace.compiled`, which builds the same chain faster.
+
+>>> from spn.net import Net, Place, TimedActivity, InstantActivity
+>>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
+...     TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
+...     InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
+...     TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
+>>> ss = explore(net)
+>>> ss.n_states, ss.generator().toarray().tolist()
+(2, [[-1.0, 1.0], [2.0, -2.0]])
+"""
+
+from __future__ import annotations
+
+import time
+
+from spn import kernels
+from spn.defaults import MAX_STATES
+from spn.exceptions import StateSpaceLimitError
+from spn.net import Net
+from spn.net.erlang import expand_erlang
+from spn.statespace import frontier
+from spn.statespace.activity_table import is_plain
+from spn.statespace.space import Parts, StateSpace, from_parts
+
+__all__ = ["Parts", "StateSpace", "explore"]
+
+#: tangible states below which explore(engine="auto") does not load the compiled engine
+SMALL = 20_000
+
+
+def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
+            engine: str = "auto") -> StateSpace:
+    """Generate the tangible reachability graph of ``net``.
+
+    Erlang activities are expanded first (:func:`spn.net.erlang.expand_erlang`).
+    Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings and
+    :class:`TimelessTrapError` when vanishing markings loop with no way out.
+    ``progress=True`` prints a progress line on stderr.
+
+    ``engine``: ``"numpy"`` explores a frontier at a time with NumPy calls (any
+    net); ``"compiled"`` one marking at a time in compiled code
+    (:mod:`spn.statespace.compiled`: plain nets only, several times faster);
+    ``"auto"`` explores chains of up to :data:`SMALL` states with the NumPy
+    engine (loading the compiled code takes longer than that), then takes the
+    compiled engine where it applies and the NumPy engine otherwise, or where
+    the compiled one gives up (vanishing loops, traps). Until this installation
+    has compiled the engine (:mod:`spn.kernels`), ``auto`` takes the NumPy
+    engine and has it compiled in the background.
+    """
+    if engine not in ("auto", "numpy", "compiled"):
+        raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
+    started = time.perf_counter()
+    net = expand_erlang(net)
+    if engine == "auto":
+        if not (max_states > SMALL and is_plain(net)):
+            engine = "numpy"
+        else:
+            # small chains are explored before the compiled code would have been loaded
+            try:
+                return from_parts(net, frontier.explore_frontier(net, SMALL, progress, started), started)
+            except StateSpaceLimitError:
+                pass
+            if not kernels.ready():     # never make the user wait for a compilation
+                kernels.warm_in_background()
+                engine = "numpy"
+    if engine != "numpy":
+        from spn.statespace import compiled   # loads Numba: only when the chain is worth it
+        if engine == "compiled" and not is_plain(net):
+            raise ValueError("the compiled engine needs a plain net (no gates, constant rates and weights)")
+        parts = compiled.explore_plain(net, max_states=max_states, progress=progress, started=started)
+        if parts is not None:
+            kernels.mark_ready()
+            return from_parts(net, parts, started)
+        if engine == "compiled":
+            raise ValueError("the compiled engine gave up on this net (vanishing loops, very many "
+                             "interleavings, or a trap): use engine='numpy'")
+    return from_parts(net, frontier.explore_frontier(net, max_states, progress, started), started)
