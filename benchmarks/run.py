@@ -55,7 +55,7 @@ def _size_hint(spec):
 
 
 def build_net(spec):
-    from spn.io.description import load_description, parse_description
+    from spn.description import load_description, parse_description
     from spn.models.dag import build
 
     if spec[0] == "file":

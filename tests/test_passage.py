@@ -1,4 +1,4 @@
-"""Execution-time distribution of a tagged job (issue 7, part 1).
+"""Execution-time distribution of a tagged job.
 
 Checked three ways:
 - closed forms: one user, one phase of T exponential tasks with C >= T has CDF
@@ -23,10 +23,10 @@ from scipy import stats
 
 from spn.cli import main
 from spn.exceptions import ConvergenceError, ModelError
-from spn.io.description import load_description, parse_description
+from spn.description import load_description, parse_description
 from spn.measures import job_measures
 from spn.models.mapreduce import mapreduce_net
-from spn.pipeline import build_net
+from spn.analysis.solve import solve_application
 from spn.simulation import ClusterSimulator
 from spn.solvers import steady_state
 from spn.solvers.passage import execution_time_distribution, passage_time, tagged_job_chain
@@ -46,17 +46,14 @@ def one_phase(users=1, tasks=4, task_time=2.0, containers=4, shape=1, think_time
 
 
 def solved(desc):
-    net, end = build_net(desc)
-    ss = explore(net)
-    pi = steady_state(ss.generator()).x
-    m = job_measures(ss, pi, users=desc.workload.users, think_time=desc.workload.think_time,
-                     end_activity=end, containers=desc.cluster.containers)
-    return ss, pi, end, m
+    solution = solve_application(desc)
+    return solution.state_space, solution.result.x, solution.app.end_activity, solution.report.measures
 
 
 def distribution(desc):
     ss, pi, end, m = solved(desc)
-    return execution_time_distribution(ss, pi, users=desc.workload.users, end_activity=end), m
+    return execution_time_distribution(ss, pi, users=desc.workload.users, end_activity=end,
+                                       think_place="PJ"), m
 
 
 def cluster_samples(desc, n, *, pooled, seed):
@@ -122,9 +119,9 @@ def test_nonconvergence_raises_in_the_high_level_call():
     desc = load_description(MODELS / "mapreduce.yaml")
     ss, pi, end, _ = solved(desc)
     with pytest.raises(ConvergenceError, match="uniformisation did not converge"):
-        execution_time_distribution(ss, pi, users=3, end_activity=end, maxiter=5)
-    assert not execution_time_distribution(ss, pi, users=3, end_activity=end, maxiter=5,
-                                           raise_on_nonconvergence=False).converged
+        execution_time_distribution(ss, pi, users=3, end_activity=end, think_place="PJ", maxiter=5)
+    assert not execution_time_distribution(ss, pi, users=3, end_activity=end, think_place="PJ",
+                                           maxiter=5, raise_on_nonconvergence=False).converged
 
 
 # --------------------------------------------------------------------------- Little's law and the chain
@@ -154,8 +151,8 @@ def test_the_chain_counts_jobs_ahead_and_enters_at_arrivals():
                         reduce_tasks=4, reduce_time=3.0)
     ss = explore(net)
     pi = steady_state(ss.generator()).x
-    chain = tagged_job_chain(ss, pi, users=3, end_activity="IAFR")
-    m = job_measures(ss, pi, users=3, think_time=10.0, end_activity="IAFR", containers=4)
+    chain = tagged_job_chain(ss, pi, users=3, end_activity="IAFR", think_place="PJ")
+    m = job_measures(ss, pi, users=3, think_time=10.0, end_activity="IAFR", think_place="PJ", container_place="PC", containers=4)
     assert chain.alpha.sum() == pytest.approx(1.0, abs=1e-12) and np.all(chain.alpha >= 0)
     assert chain.arrival_rate == pytest.approx(m.throughput, rel=1e-10)
     assert chain.completion_rate == pytest.approx(m.throughput, rel=1e-10)
@@ -175,7 +172,7 @@ def test_a_wrong_end_activity_is_refused():
                                reduce_tasks=1, reduce_time=1.0))
     pi = steady_state(ss.generator()).x
     with pytest.raises(ModelError, match="cannot tag a job"):
-        tagged_job_chain(ss, pi, users=2, end_activity="IASR")
+        tagged_job_chain(ss, pi, users=2, end_activity="IASR", think_place="PJ")
 
 
 # --------------------------------------------------------------------------- against the cluster simulator

@@ -5,7 +5,6 @@ distribution over named markings, solved with sympy (rational arithmetic) from a
 generator written out by hand from the net's meaning, not from spn's output.
 """
 
-import numpy as np
 import pytest
 import sympy as sy
 

@@ -18,8 +18,11 @@ from hypothesis import strategies as st
 
 import spn.solvers
 import spn.solvers.steady as steady_mod
+from spn.ctmc import check_generator
 from spn.exceptions import NotErgodicError
 from spn.solvers import METHODS, SolverResult, closed_classes, steady_state
+from spn.solvers.steady import common, direct, krylov, stationary
+from spn.solvers.steady.stationary import residual_norm, sor_sweep
 
 ALL_METHODS = METHODS + ("auto",)
 ITERATIVE = ("gmres", "bicgstab", "power", "sor")
@@ -348,24 +351,30 @@ def test_auto_uses_direct_for_small_chains_and_gauss_seidel_for_large(monkeypatc
     assert res.method == "sor" and res.converged
 
 
+def failing_method(status, niter=None):
+    """A method for ``SOLVERS`` that returns the uniform distribution, unconverged."""
+    def failing(QT, *, maxiter, **options):
+        x = np.full(QT.shape[0], 1.0 / QT.shape[0])
+        return SolverResult(x=x, converged=False, status=status, message="forced failure",
+                            niter=maxiter if niter is None else niter, residual=residual(QT.T, x),
+                            seconds=0.0, method="forced")
+    return failing
+
+
 def test_auto_falls_back_from_gauss_seidel_to_krylov(monkeypatch):
-    def failing(G, QT, tol, maxiter, x0, callback, omega):
-        x = np.full(G.shape[0], 1.0 / G.shape[0])
-        return steady_mod._Out(x, steady_mod._residual(QT, x), 1, "forced failure", maxiter)
+    failing = failing_method(1)
 
     monkeypatch.setattr(steady_mod, "AUTO_DIRECT_MAX_STATES", 10)
-    monkeypatch.setitem(steady_mod._SOLVERS, "sor", failing)
+    monkeypatch.setitem(steady_mod.SOLVERS, "sor", failing)
     res = steady_state(mm1k(1.0, 1.5, 20))
     assert res.converged and res.method == "gmres" and res.fallback_from == ("sor",)
 
 
 def test_auto_falls_back_and_records_it(monkeypatch):
-    def failing(G, QT, tol, maxiter, x0, callback, omega):
-        x = np.full(G.shape[0], 1.0 / G.shape[0])
-        return steady_mod._Out(x, steady_mod._residual(QT, x), 2, "forced failure", 5)
+    failing = failing_method(2, niter=5)
 
-    monkeypatch.setitem(steady_mod._SOLVERS, "direct", failing)
-    monkeypatch.setitem(steady_mod._SOLVERS, "gmres", failing)
+    monkeypatch.setitem(steady_mod.SOLVERS, "direct", failing)
+    monkeypatch.setitem(steady_mod.SOLVERS, "gmres", failing)
     Q = mm1k(1.0, 1.5, 20)
     res = steady_state(Q)
     assert res.converged and res.method == "bicgstab"
@@ -442,7 +451,7 @@ def test_40k_state_grid_gmres_and_direct_agree_with_product_form():
 
 
 def test_docstring_examples_run():
-    for module in (spn.solvers, steady_mod):
+    for module in (spn.solvers, steady_mod, common, direct, krylov, stationary):
         failures, _ = doctest.testmod(module)
         assert failures == 0
 
@@ -469,8 +478,8 @@ def any_generators(draw):
 def test_canonical_csr_fast_path_reads_the_same_chain_as_the_general_path(Q):
     """explore() hands over canonical CSR generators, read without copying: same G, same classes."""
     assert Q.has_canonical_format
-    G_fast, graph_fast, lam_fast = steady_mod._generator(Q)
-    G_slow, graph_slow, lam_slow = steady_mod._generator(Q.toarray())
+    G_fast, _, lam_fast = check_generator(Q)
+    G_slow, _, lam_slow = check_generator(Q.toarray())
     np.testing.assert_array_equal(G_fast.toarray(), G_slow.toarray())
     assert lam_fast == lam_slow
     # closed classes = attracting components of the transition graph (networkx as the reference)
@@ -479,7 +488,7 @@ def test_canonical_csr_fast_path_reads_the_same_chain_as_the_general_path(Q):
     graph.add_nodes_from(range(Q.shape[0]))
     graph.add_edges_from((i, j) for i, j in zip(*np.nonzero(dense)) if i != j and dense[i, j] > 0)
     expected = sorted(sorted(c) for c in nx.attracting_components(graph))
-    for found in (steady_mod._closed_classes(graph_fast), steady_mod._closed_classes(graph_slow)):
+    for found in (closed_classes(Q), closed_classes(Q.toarray())):
         assert sorted(c.tolist() for c in found) == expected
 
 
@@ -494,7 +503,7 @@ def test_one_compiled_sor_sweep_is_the_textbook_matrix_sweep(Q, omega):
     dense = A.toarray()
     D, L, U = np.diag(d), np.tril(dense, -1), np.triu(dense, 1)
     expected = np.linalg.solve(D + omega * L, -(omega * U + (omega - 1.0) * D) @ x)
-    steady_mod._sor_sweep(A.indptr, A.indices, A.data, d, x, omega)
+    sor_sweep(A, x, omega)
     np.testing.assert_allclose(x, expected, rtol=1e-9, atol=1e-12)
-    assert steady_mod._residual_norm(A.indptr, A.indices, A.data, x) == pytest.approx(
+    assert residual_norm(A, x) == pytest.approx(
         np.abs(dense @ x).sum(), rel=1e-12, abs=1e-15)

@@ -1,4 +1,4 @@
-"""Solvers for the CTMC of a net: steady state (direct, Krylov + ILU, power, SOR).
+"""Solvers for the CTMC of a net: steady state (direct, Krylov + ILU, power, SOR) and passage times.
 
 >>> import scipy.sparse as sp
 >>> from spn.solvers import steady_state
@@ -6,6 +6,7 @@
 [0.5, 0.5]
 """
 
-from spn.solvers.steady import METHODS, SolverResult, closed_classes, steady_state
+from spn.ctmc import closed_classes
+from spn.solvers.steady import METHODS, SolverResult, steady_state
 
 __all__ = ["METHODS", "SolverResult", "closed_classes", "steady_state"]

@@ -1,45 +1,9 @@
-"""Execution-time distribution of a tagged job: a first-passage time of the CTMC (issue 7).
+"""Execution-time distribution of a tagged job: a first-passage time of the CTMC.
 
-The mean execution time R = N/X - Z needs only the steady state. Its distribution
-needs to follow *one* job, which the net cannot tell apart from the others: the N
-users are anonymous tokens, and tasks of consecutive jobs share places. So a job
-is tagged by the order in which jobs leave, and the passage time is computed on
-an absorbing CTMC built from the tangible state space.
-
-**The tagged job** (see docs/percentiles.md). Jobs leave in the order they came
-(FIFO): the capacity-scheduler gate starts them in arrival order, and a phase
-whose finished-task tokens of several jobs are pooled (PF >= T) is read as
-ending its *oldest* job, as the cluster simulator's ``pool_finished_tasks=True``
-mode does; by induction over the DAG every phase, join and so the whole job
-ends its jobs in arrival order. The tagged job arrives with a firing of the
-think activity (a token leaves PJ) in steady state, so it sees the arrival-
-weighted distribution ``pi_s * rate(s -> s')`` over the tangible states ``s'``
-it lands in (after the vanishing markings are resolved). With ``k = N - PJ(s')``
-jobs then in the system (itself included, all of them ahead of it or it), it
-completes at the k-th firing of the end activity from then on.
-
-The absorbing chain has states ``(s, k)``: tangible marking ``s``, and ``k`` the
-number of job completions still to come until the tagged job's own, 1 <= k <=
-N - PJ(s). A transition ``s -> s'`` of Q that fires the end activity (the
-think place PJ gains a token) moves ``(s, k)`` to ``(s', k - 1)``, or absorbs
-when k = 1; every other transition moves it to ``(s', k)``. The per-state rate
-of completions found this way is checked against the net's own impulse rewards
-of the end activity, so a net where this reading is wrong raises instead of
-answering.
-
-Because every job arriving is matched with exactly one completion, the mean of
-this distribution is the mean execution time of Little's law, whatever the
-matching: E[T] = (N - E[PJ]) / X = N/X - Z.
-
-**The solution** is uniformisation with rate ``q = max_i |Q_ii|``: with the
-substochastic ``P = I + Q_TT / q`` and ``s_k = alpha P^k 1`` (the probability that
-the tagged job is still running after k jumps of the uniformised chain), ::
-
-    P(T > t) = sum_k Poisson(k; q t) s_k,      E[T] = (1/q) sum_k s_k.
-
-``s_k`` does not depend on t, so one pass of matrix-vector products gives the
-whole distribution; it stops when ``s_K <= atol``, and since ``s_k`` never
-increases the truncation error of P(T > t) is at most ``s_K`` for *every* t.
+The mean execution time R = N/X - Z needs only the steady state; its distribution
+follows one job through an absorbing chain built from the tangible state space
+(:func:`tagged_job_chain`), solved by uniformisation (:func:`passage_time`);
+:func:`execution_time_distribution` does both (docs/percentiles.md).
 
 >>> import numpy as np, scipy.sparse as sp
 >>> res = passage_time(sp.csr_matrix([[-2.0]]), np.array([1.0]))   # Exp(rate 2)
@@ -60,7 +24,6 @@ from scipy.optimize import brentq
 from scipy.stats import poisson
 
 from spn.exceptions import ConvergenceError, ModelError
-from spn.net import InstantActivity
 
 __all__ = [
     "PassageChain", "PassageTimeResult", "tagged_job_chain", "passage_time",
@@ -102,21 +65,45 @@ class PassageChain:
         return self.Q.shape[0]
 
 
-def tagged_job_chain(ss, pi, *, users: int, end_activity: str, think_place: str = "PJ") -> PassageChain:
+def tagged_job_chain(ss, pi, *, users: int, end_activity: str, think_place: str) -> PassageChain:
     """Build the absorbing chain of a tagged job from a state space and its steady state.
 
     ``users`` is N, ``end_activity`` the activity whose firing completes a job (it
-    returns the user's token to ``think_place``). See the module docstring for how
-    the job is tagged. Raises :class:`ModelError` when the net does not move tokens
-    of ``think_place`` as an application net does (one token out per arrival, one
-    back per completion).
+    returns the user's token to ``think_place``, where users think). Raises
+    :class:`ModelError` when the net does not move tokens of ``think_place`` as an
+    application net does (one token out per arrival, one back per completion).
+
+    The net cannot tell one job from the others: the N users are anonymous tokens,
+    and tasks of consecutive jobs share places. So a job is tagged by the order in
+    which jobs leave. Jobs leave in the order they came (FIFO): the capacity-scheduler
+    gate starts them in arrival order, and a phase whose finished-task tokens of
+    several jobs are pooled is read as ending its *oldest* job, as the cluster
+    simulator's ``pool_finished_tasks=True`` mode does; by induction over the DAG
+    every phase, join and so the whole job ends its jobs in arrival order. The tagged
+    job arrives with a firing of the think activity (a token leaves the think place,
+    which holds ``think(s)`` tokens in marking s) in steady state, so it sees the
+    arrival-weighted distribution ``pi_s * rate(s -> s')`` over the tangible states
+    ``s'`` it lands in. With ``k = N - think(s')`` jobs then in the system (itself
+    included, all of them ahead of it or it), it completes at the k-th firing of the
+    end activity from then on.
+
+    The absorbing chain has states ``(s, k)``: tangible marking ``s``, and ``k`` the
+    number of job completions still to come until the tagged job's own,
+    ``1 <= k <= N - think(s)``. A transition ``s -> s'`` that returns a token to the
+    think place moves ``(s, k)`` to ``(s', k - 1)``, or absorbs when k = 1; every other
+    transition moves it to ``(s', k)``. The per-state rate of completions found this
+    way is checked against the firings of ``end_activity``, so a net where this
+    reading is wrong raises instead of answering. Since every arrival is matched with
+    exactly one completion, the mean passage time is that of Little's law,
+    E[T] = (N - E[think]) / X = N/X - Z, whatever the matching.
 
     >>> from spn.models.mapreduce import mapreduce_net
     >>> from spn.statespace import explore
     >>> from spn.solvers import steady_state
     >>> ss = explore(mapreduce_net(users=2, think_time=5.0, containers=2, map_tasks=2,
     ...                            map_time=1.0, reduce_tasks=1, reduce_time=1.0))
-    >>> chain = tagged_job_chain(ss, steady_state(ss.generator()).x, users=2, end_activity="IAFR")
+    >>> chain = tagged_job_chain(ss, steady_state(ss.generator()).x, users=2, end_activity="IAFR",
+    ...                          think_place="PJ")
     >>> round(float(chain.alpha.sum()), 12), sorted(set(chain.ahead.tolist()))
     (1.0, [1, 2])
     """
@@ -139,7 +126,7 @@ def tagged_job_chain(ss, pi, *, users: int, end_activity: str, think_place: str 
     arrives = change == -1
     _check_completions(ss, row[completes], rate[completes], end_activity)
 
-    # transient states (s, k), 1 <= k <= N - PJ(s), numbered level by level
+    # transient states (s, k), 1 <= k <= N - think(s), numbered level by level
     room = users - thinking                       # jobs in the system in marking s
     levels = range(1, users + 1)
     members = [np.flatnonzero(room >= k) for k in levels]
@@ -176,7 +163,7 @@ def tagged_job_chain(ss, pi, *, users: int, end_activity: str, think_place: str 
                        shape=(total, total))
     QT.sum_duplicates()
 
-    # entry: arrival-weighted landing states, k = N - PJ(s')
+    # entry: arrival-weighted landing states, k = N - think(s')
     weight = pi[row[arrives]] * rate[arrives]
     landing = col[arrives]
     arrival_rate = float(weight.sum())
@@ -201,13 +188,14 @@ def _position_by_level(position, ks, states):
 
 
 def _check_completions(ss, rows, rates, end_activity):
-    """The completions read from PJ must be the firings of the end activity, state by state."""
-    net = ss.net
-    a = net.activity(end_activity)
-    if isinstance(a, InstantActivity):
-        expected = np.asarray(ss.impulses.tocsc()[:, list(net.instant).index(a)].todense()).ravel()
+    """The completions read from the think place must be the firings of the end activity, state by state."""
+    name = ss.net.activity(end_activity).name          # (an Erlang activity answers by its last stage)
+    instant = [a.name for a in ss.net.instant]
+    if name in instant:
+        column = ss.impulses.tocsc()[:, [instant.index(name)]]
     else:
-        expected = np.asarray(ss.timed_rates[:, list(net.timed).index(a)].todense()).ravel()
+        column = ss.timed_rates.tocsc()[:, [[a.name for a in ss.net.timed].index(name)]]
+    expected = np.asarray(column.todense()).ravel()
     found = np.bincount(rows, weights=rates, minlength=ss.n_states)
     scale = max(float(np.abs(expected).max(initial=0.0)), 1e-300)
     if np.abs(found - expected).max(initial=0.0) > 1e-9 * scale:
@@ -315,10 +303,17 @@ def passage_time(Q, alpha, *, atol: float = 1e-12, maxiter: int | None = None,
                  callback: Callable | None = None) -> PassageTimeResult:
     """Time to absorption of a CTMC with transient sub-generator ``Q``, started in ``alpha``.
 
-    Uniformisation with ``q = max_i |Q_ii|`` and ``P = I + Q/q``: ``s_k = alpha P^k 1``.
-    Stopping rule::
+    Uniformisation with ``q = max_i |Q_ii|``: with the substochastic ``P = I + Q/q`` and
+    ``s_k = alpha P^k 1`` (the probability of not being absorbed after k jumps of the
+    uniformised chain), ::
 
-        converged  <=>  s_K <= atol      (then |P(T > t) - computed| <= s_K for every t)
+        P(T > t) = sum_k Poisson(k; q t) s_k,      E[T] = (1/q) sum_k s_k.
+
+    ``s_k`` does not depend on t, so one pass of matrix-vector products gives the whole
+    distribution. Stopping rule (``s_k`` never increases, so the truncation error of
+    P(T > t) is at most ``s_K`` for *every* t)::
+
+        converged  <=>  s_K <= atol
 
     ``maxiter`` caps K (default 2,000,000); ``callback(niter, x, residual)`` is called
     every 1000 steps with the current row vector. Never raises on non-convergence:
@@ -381,11 +376,13 @@ def _result(seq, q, niter, converged, residual, n, started, message=None):
 
 
 # --------------------------------------------------------------------------- the high-level call
-def execution_time_distribution(ss, pi, *, users: int, end_activity: str, think_place: str = "PJ",
+def execution_time_distribution(ss, pi, *, users: int, end_activity: str, think_place: str,
                                 atol: float = 1e-12, maxiter: int | None = None,
                                 raise_on_nonconvergence: bool = True, callback: Callable | None = None
                                 ) -> PassageTimeResult:
-    """Distribution of a tagged job's execution time (entering PWJ to its completion) in steady state.
+    """Distribution of a tagged job's execution time (from its arrival to its completion) in steady state.
+
+    The arguments of the chain are those of :func:`tagged_job_chain`.
 
     Raises :class:`ConvergenceError` when the uniformisation does not reach ``atol``
     within ``maxiter`` steps, unless told otherwise. ``callback`` as in :func:`passage_time`.
@@ -395,7 +392,8 @@ def execution_time_distribution(ss, pi, *, users: int, end_activity: str, think_
     >>> from spn.solvers import steady_state
     >>> ss = explore(mapreduce_net(users=1, think_time=10.0, containers=4, map_tasks=4, map_time=2.0,
     ...                            reduce_tasks=4, reduce_time=3.0))
-    >>> d = execution_time_distribution(ss, steady_state(ss.generator()).x, users=1, end_activity="IAFR")
+    >>> d = execution_time_distribution(ss, steady_state(ss.generator()).x, users=1, end_activity="IAFR",
+    ...                                 think_place="PJ")
     >>> round(d.mean, 6), round(d.quantile(0.5), 3)
     (10.416667, 9.733)
     """
