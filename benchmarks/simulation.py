@@ -4,7 +4,7 @@
     python benchmarks/simulation.py --quick    # shorter runs
 
 Speeds are reported as events/s and as ratios against a reference run in the
-same process (DESIGN §6): a minimal pure-Python event loop (one heap push/pop,
+same process (docs/design.md §7): a minimal pure-Python event loop (one heap push/pop,
 one random number and one list update per event), so the ratios say how close
 each simulator gets to the cost of the bare event loop on this machine.
 "Events" are timed events (the simulated clock moves: think ends, task ends);
@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from spn.io.description import load_description, parse_description  # noqa: E402
+from spn.description import load_description, parse_description  # noqa: E402
 from spn.models.dag import build  # noqa: E402
 from spn.models.mapreduce import mapreduce_net  # noqa: E402
 from spn.simulation import (ClusterSimulator, NetSimulator, distributions_from_description,  # noqa: E402

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from spn.exceptions import ModelError
-from spn.io import (
+from spn.description import (
     Cluster,
     Description,
     Phase,

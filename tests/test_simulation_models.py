@@ -1,4 +1,4 @@
-"""Analytic vs simulated, on application models (issue 5).
+"""Analytic vs simulated, on application models.
 
 - For every model of the catalogue (MapReduce grid points with exponential and Erlang
   tasks, fork-join DAGs, priorities, several sinks, several users), the analytic mean
@@ -8,7 +8,7 @@
   (``pool_finished_tasks=True``). With its own assumption (a job counts only its own
   tasks) it agrees where consecutive jobs never share a phase, and differs where they
   do: the net then ends the older job with the younger one's tasks, and its R is lower
-  (the finding reported with issue 5).
+  (as the cluster simulator measured).
 - Coverage: over 100 short runs with different seeds, the 95 % interval covers the
   analytic value in about 95 % of them.
 - Deterministic tasks (no CTMC exists): one user, C >= tasks gives the obvious answer.
@@ -16,8 +16,8 @@
 
 import pytest
 
-from spn.io.description import parse_description
-from spn.pipeline import solve_description
+from spn.description import parse_description
+from spn.analysis.solve import solve_description
 from spn.simulation import compare_description, simulate_description
 
 

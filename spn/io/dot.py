@@ -5,7 +5,7 @@ boxes, instantaneous activities thin white bars.
 Input arcs run place → activity, output arcs activity → place, inhibitor arcs end
 in a small circle; multiplicities other than 1 label the arc. Gates are code, so
 the places they read are not known: their names are listed under the activity.
-A place or activity named ``sub.x`` (as :func:`spn.compose.compose` names them) is
+A place or activity named ``sub.x`` (as :func:`spn.net.compose.compose` names them) is
 drawn inside the cluster ``sub``; shared places stay outside every cluster.
 
 >>> from spn.net import Net, Place, TimedActivity

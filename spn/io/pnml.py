@@ -28,7 +28,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from spn.exceptions import ModelError
-from spn.expand import expand_erlang
+from spn.net.erlang import expand_erlang
 from spn.net import InstantActivity, Net, Place, TimedActivity
 
 TOOL = "spn"
@@ -202,7 +202,7 @@ def from_pnml(text: str, *, source: str = "PNML") -> Net:
     if _local(root.tag) != "pnml" or net_el is None:
         raise ModelError(f"{source}: not a PNML file (no <pnml><net>)")
     elements = [e for e in net_el.iter() if _local(e.tag) in ("place", "transition", "arc")]
-    places, kinds, problems = [], {}, []
+    places, problems = [], []
     for e in elements:
         if _local(e.tag) == "place":
             pid = e.get("id")

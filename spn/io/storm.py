@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from spn.expand import expand_erlang
+from spn.net.erlang import expand_erlang
 from spn.io.pnml import identifier_names, to_pnpro
 
 

@@ -9,7 +9,7 @@ and to go where the state space is too large or task times are not Erlang.
   confidence intervals and a stopping rule; :func:`compare_description` puts the
   analytic solution and both simulators side by side.
 
->>> from spn.io.description import load_description
+>>> from spn.description import load_description
 >>> desc = load_description("models/mapreduce.yaml")                        # doctest: +SKIP
 >>> simulate_description(desc, seed=1).mean_execution_time                  # doctest: +SKIP
 Estimate(value=13.3..., ci_low=..., ci_high=..., confidence=0.95, n=...)

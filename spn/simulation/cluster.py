@@ -1,6 +1,6 @@
-"""An independent cluster simulator: jobs with identity, no net at all (issue 5, part 2).
+"""An independent cluster simulator: jobs with identity, no net at all.
 
-It states the modelling assumptions of DESIGN §3.4 in a job's own terms, and is
+It states the modelling assumptions of docs/design.md §3.4 in a job's own terms, and is
 written without :mod:`spn.net` so that it can check the net:
 
 - N users each think an exponential time of mean Z, then submit a job to a FIFO
@@ -28,7 +28,7 @@ mean execution time (and, the population being closed, a higher throughput);
 ``pool_finished_tasks=True`` switches this simulator to the net's assumption, which
 measures the size of the effect.
 
->>> from spn.io.description import parse_description
+>>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
 ...     "cluster": {"containers": 2},
 ...     "phases": [{"name": "p", "tasks": 2, "task_time": 1.5, "distribution": "deterministic"}]})
@@ -166,6 +166,14 @@ class ClusterSimulator:
             seq += 1
         queue = deque()               # submitted jobs not started
         waiting = [deque() for _ in range(n_phases)]   # jobs with waiting tasks, per phase
+
+        def start_phase(job, s):
+            """Phase s of ``job`` starts: all its tasks wait for containers."""
+            job.unfinished[s] = job.waiting[s] = tasks[s]
+            waiting[s].append(job)
+            if pooled:
+                running[s].append(job)
+
         gate_free = True
         free = C
         in_system = 0
@@ -212,10 +220,7 @@ class ClusterSimulator:
                     for s in succ[ph]:
                         job.preds_left[s] -= 1
                         if job.preds_left[s] == 0:
-                            job.unfinished[s] = job.waiting[s] = tasks[s]
-                            waiting[s].append(job)
-                            if pooled:
-                                running[s].append(job)
+                            start_phase(job, s)
                     if not succ[ph]:
                         job.sinks_left -= 1
                         if job.sinks_left == 0:      # the job ends; its user thinks again
@@ -236,10 +241,7 @@ class ClusterSimulator:
                     job = queue.popleft()
                     gate_free = False
                     for s in sources:
-                        job.unfinished[s] = job.waiting[s] = tasks[s]
-                        waiting[s].append(job)
-                        if pooled:
-                            running[s].append(job)
+                        start_phase(job, s)
                 if free == 0:
                     break
                 cands = [k for k in range(n_phases) if waiting[k]]

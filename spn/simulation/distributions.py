@@ -1,4 +1,4 @@
-"""Task-time laws for simulation, and the law of each phase of a description (DESIGN §4).
+"""Task-time laws for simulation, and the law of each phase of a description (docs/design.md §4).
 
 A :class:`Distribution` is plain data (frozen) that can draw a block of samples
 from a :class:`numpy.random.Generator`. The simulators draw in blocks and hand out
@@ -186,11 +186,11 @@ def law_stream(law: Distribution, rng: np.random.Generator, block: int = BLOCK):
 
 
 def phase_distribution(phase) -> Distribution:
-    """The task-time law of a :class:`~spn.io.description.Phase`.
+    """The task-time law of a :class:`~spn.description.Phase`.
 
     ``empirical`` phases draw from their ``samples`` (their ``task_time`` is not used).
 
-    >>> from spn.io.description import Phase
+    >>> from spn.description import Phase
     >>> str(phase_distribution(Phase("map", tasks=2, task_time=3.0, shape=2)))
     'erlang(k=2, mean=3)'
     """
@@ -213,7 +213,7 @@ def phase_distribution(phase) -> Distribution:
 def distributions_from_description(desc) -> dict[str, Distribution]:
     """``{f"{phase}.TAR": law}`` for every phase: the task-time laws of the application net.
 
-    >>> from spn.io.description import parse_description
+    >>> from spn.description import parse_description
     >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 1},
     ...     "cluster": {"containers": 1},
     ...     "phases": [{"name": "p", "tasks": 1, "task_time": 2, "distribution": "deterministic"}]})

@@ -20,11 +20,13 @@ half-width of R's interval exceeds ``rel_precision``, more replications are run
 (about as many as the current half-width says are needed, at most doubling the
 count each round) up to ``max_replications`` (and ``max_seconds``).
 
->>> from spn.io.description import load_description
->>> desc = load_description("models/mapreduce.yaml")                      # doctest: +SKIP
->>> report = simulate_description(desc, seed=1, rel_precision=0.02)        # doctest: +SKIP
->>> report.mean_execution_time.contains(13.336)                            # doctest: +SKIP
-True
+>>> from spn.description import parse_description
+>>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
+...     "cluster": {"containers": 2},
+...     "phases": [{"name": "p", "tasks": 2, "task_time": 1.5, "distribution": "deterministic"}]})
+>>> report = simulate_description(desc, seed=1, replications=3, jobs=50)
+>>> report.mean_execution_time.value, report.replications    # one job at a time: exactly 1.5 s
+(1.5, 3)
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class SimulationReport:
     pool_finished_tasks: bool = False
 
     def as_dict(self) -> dict:
-        """The JSON object of ``spn simulate --json`` (DESIGN §5)."""
+        """The JSON object of ``spn simulate --json`` (docs/design.md §5)."""
         r, x, u = self.mean_execution_time, self.throughput, self.utilization
         return {
             "model": self.model,

@@ -1,0 +1,19 @@
+"""Model descriptions: the YAML/JSON format of an application model, read and checked.
+
+:mod:`~spn.description.model` holds the dataclasses, :mod:`~spn.description.load`
+reads files, :mod:`~spn.description.validate` checks a mapping against the schema
+and the rules a schema cannot say, :mod:`~spn.description.overrides` applies
+``PATH=VALUE`` changes.
+
+>>> from spn.description import load_description
+>>> load_description("models/mapreduce.yaml").phases[0].name  # doctest: +SKIP
+'map'
+"""
+
+from spn.description.load import load_description, parse_description
+from spn.description.model import Cluster, Description, Phase, Workload
+from spn.description.overrides import apply_overrides
+from spn.description.validate import schema
+
+__all__ = ["Cluster", "Description", "Phase", "Workload", "apply_overrides", "load_description",
+           "parse_description", "schema"]

@@ -1,0 +1,305 @@
+"""Checking a description mapping: the JSON Schema, then what a schema cannot say.
+
+:func:`problems` returns every problem at once, each naming the path of the
+offending value and what was expected:
+
+>>> for problem in problems({"name": "x", "workload": {"users": 1, "think_time": 1},
+...                          "cluster": {"containers": 1},
+...                          "phases": [{"name": "p", "tasks": 0, "task_time": 1, "cv": 0.5}]}):
+...     print(problem)
+phases[0] (p).tasks: expected an integer >= 1, got 0
+phases[0] (p).cv: only used with distribution 'lognormal', this phase is 'erlang'
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.resources
+import json
+import math
+from collections.abc import Mapping
+
+from spn.description.model import DISTRIBUTIONS, LAW_PARAMETER
+from spn.description.text import did_you_mean, show
+
+__all__ = ["schema", "shared_schema", "problems"]
+
+
+def schema() -> dict:
+    """The JSON Schema (draft 2020-12) every description must satisfy (a fresh copy).
+
+    >>> schema()["required"]
+    ['name', 'workload', 'cluster', 'phases']
+    """
+    return copy.deepcopy(shared_schema())
+
+
+@functools.cache
+def shared_schema() -> dict:
+    """The JSON Schema, parsed once and shared: read it, never modify it."""
+    text = importlib.resources.files("spn.description").joinpath("schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def problems(data) -> list[str]:
+    """Every problem of a description mapping: schema violations first, then semantic ones."""
+    return _schema_problems(data) + _semantic_problems(data)
+
+
+# --------------------------------------------------------------------------
+# Step 1: the JSON Schema
+# --------------------------------------------------------------------------
+
+
+def _schema_problems(data) -> list[str]:
+    """Every schema violation, as ``path: expected ..., got ...``, sorted by path."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(shared_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda error: _document_order(data, error.absolute_path))
+    found = []
+    for error in errors:
+        for problem in _explain(error, data):
+            if problem not in found:
+                found.append(problem)
+    return found
+
+
+def _explain(error, data) -> list[str]:
+    """Turn one jsonschema error into readable problems."""
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        # One error per missing key; name only the keys missing here.
+        missing = [key for key in error.validator_value if key not in error.instance]
+        properties = error.schema.get("properties", {})
+        return [
+            f"{_path_text(data, path + [key])}: required ({_expected(properties.get(key, {}))})"
+            for key in missing
+        ]
+    if error.validator == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        return [
+            f"{_path_text(data, path + [key])}: unknown key (known keys: {', '.join(known)}{did_you_mean(key, known)})"
+            for key in error.instance
+            if key not in known
+        ]
+    return [f"{_path_text(data, path)}: expected {_expected(error.schema)}, got {show(error.instance)}"]
+
+
+def _expected(subschema: dict, plural: bool = False) -> str:
+    """What a (sub)schema asks for, in words: ``an integer >= 1``, ``a non-empty list of phases``."""
+
+    def noun(one: str, many: str) -> str:
+        return many if plural else one
+
+    if "$ref" in subschema:
+        name = subschema["$ref"].rsplit("/", 1)[-1]
+        return noun(f"a {name}", f"{name}s")
+    if "enum" in subschema:
+        return "one of: " + ", ".join(str(value) for value in subschema["enum"])
+    kind = subschema.get("type")
+    if kind == "integer":
+        return noun("an integer", "integers") + _bounds(subschema)
+    if kind == "number":
+        return noun("a number", "numbers") + _bounds(subschema)
+    if kind == "string":
+        if subschema.get("minLength"):
+            return noun("a non-empty string", "non-empty strings")
+        return noun("a string", "strings")
+    if kind == "object":
+        return noun("a mapping", "mappings")
+    if kind == "array":
+        items = subschema.get("items")
+        of = f" of {_expected(items, plural=True)}" if items else ""
+        low, high = subschema.get("minItems", 0), subschema.get("maxItems")
+        if low == high == 2:
+            return noun(f"a pair{of}", f"pairs{of}")
+        if low >= 1:
+            return noun(f"a non-empty list{of}", f"non-empty lists{of}")
+        return noun(f"a list{of}", f"lists{of}")
+    return "a valid value"
+
+
+def _bounds(subschema: dict) -> str:
+    """`` >= 1``, `` > 0``, `` in (0, 1]`` ... from minimum/exclusiveMinimum/maximum."""
+    low_open = "exclusiveMinimum" in subschema
+    low = subschema.get("exclusiveMinimum", subschema.get("minimum"))
+    high = subschema.get("maximum")
+    if low is not None and high is not None:
+        return f" in {'(' if low_open else '['}{low:g}, {high:g}]"
+    if low is not None:
+        return f" {'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f" <= {high:g}"
+    return ""
+
+
+# --------------------------------------------------------------------------
+# Step 2: what a schema cannot say
+# --------------------------------------------------------------------------
+
+
+def _semantic_problems(data: Mapping) -> list[str]:
+    """Non-finite numbers, phase names, distribution parameters, the edges graph.
+
+    Runs even when the schema found problems, on whatever parts are well formed,
+    so that one run reports everything.
+    """
+    found = _non_finite_problems(data)
+    phases = data.get("phases")
+    if not isinstance(phases, list):
+        return found
+
+    first_index = {}  # phase name -> index of its first occurrence
+    for index, phase in enumerate(phases):
+        if not isinstance(phase, dict):
+            continue
+        name = phase.get("name")
+        if isinstance(name, str) and name:
+            if name in first_index:
+                found.append(f"phases[{index}]: duplicate phase name {name!r} (also phases[{first_index[name]}])")
+            else:
+                first_index[name] = index
+        found += _distribution_problems(_path_text(data, ["phases", index]), phase)
+
+    edges = data.get("edges")
+    if isinstance(edges, list):
+        found += _edge_problems(edges, first_index)
+    return found
+
+
+def _non_finite_problems(data: Mapping) -> list[str]:
+    """``nan`` and ``inf`` pass every ``minimum`` check; they are never valid inputs."""
+    found = []
+
+    def walk(value, path):
+        if isinstance(value, float) and not math.isfinite(value):
+            found.append(f"{_path_text(data, path)}: expected a finite number, got {value}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, path + [key])
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, path + [index])
+
+    for key, value in data.items():
+        if key != "reference":
+            walk(value, [key])
+    return found
+
+
+# What each law's parameter is, for the problem that says it is missing.
+_NEEDS = {
+    "spread": "the half-width as a fraction of the mean, in (0, 1]",
+    "cv": "the coefficient of variation, > 0",
+    "samples": "a non-empty list of measured durations in seconds",
+}
+
+
+def _distribution_problems(where: str, phase: dict) -> list[str]:
+    """A phase's distribution has the parameters it needs, and no others."""
+    distribution = phase.get("distribution", "erlang")
+    if distribution not in DISTRIBUTIONS:
+        return []  # the schema already said so
+    found = []
+    needed = LAW_PARAMETER.get(distribution)
+    if needed and needed not in phase:
+        found.append(f"{where}: distribution {distribution!r} needs {needed} ({_NEEDS[needed]})")
+    for parameter in _NEEDS:
+        if parameter in phase and parameter != needed:
+            law = next(law for law, name in LAW_PARAMETER.items() if name == parameter)
+            found.append(f"{where}.{parameter}: only used with distribution {law!r}, this phase is {distribution!r}")
+    shape = phase.get("shape", 1)
+    if distribution != "erlang" and isinstance(shape, int) and shape != 1:
+        if distribution == "exponential":
+            found.append(f"{where}.shape: distribution 'exponential' has shape 1 (or no shape), got {shape}")
+        else:
+            found.append(f"{where}.shape: only used with distribution 'erlang', this phase is {distribution!r}")
+    return found
+
+
+def _edge_problems(edges: list, first_index: dict) -> list[str]:
+    """Edges name known phases, have no self-loops, duplicates or cycles, and reach every phase."""
+    import networkx as nx
+
+    names = list(first_index)
+    found = []
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names)
+    mentioned = set()
+    seen = {}  # (from, to) -> index of its first occurrence
+    for index, edge in enumerate(edges):
+        if not (isinstance(edge, list) and len(edge) == 2 and all(isinstance(end, str) for end in edge)):
+            continue  # the schema already said so
+        mentioned.update(edge)
+        unknown = [end for end in dict.fromkeys(edge) if end not in first_index]
+        for end in unknown:
+            found.append(f"edges[{index}]: unknown phase {end!r} (phases: {', '.join(names)})")
+        if unknown:
+            continue
+        source, target = edge
+        if source == target:
+            found.append(f"edges[{index}]: self-loop on phase {source!r} (a phase cannot follow itself)")
+        elif (source, target) in seen:
+            found.append(f"edges[{index}]: duplicate edge {source} -> {target} (also edges[{seen[source, target]}])")
+        else:
+            seen[source, target] = index
+            graph.add_edge(source, target)
+
+    # One cycle named per group of phases that reach each other.
+    groups = [group for group in nx.strongly_connected_components(graph) if len(group) > 1]
+    for group in sorted(groups, key=lambda group: min(first_index[name] for name in group)):
+        cycle = nx.find_cycle(graph.subgraph(group))
+        path = [source for source, _ in cycle] + [cycle[0][0]]
+        found.append(f"edges form a cycle: {' -> '.join(path)} (phases must form a DAG)")
+
+    if len(names) > 1:
+        for name in names:
+            if name not in mentioned:
+                where = f"phases[{first_index[name]}] ({name})"
+                found.append(f"{where}: not connected to the other phases (no edge names it)")
+    return found
+
+
+# --------------------------------------------------------------------------
+# Paths
+# --------------------------------------------------------------------------
+
+
+def _path_text(data, path) -> str:
+    """``["phases", 1, "tasks"]`` -> ``phases[1] (reduce).tasks`` (phase names shown for context).
+
+    >>> _path_text({"phases": [{"name": "map"}]}, ["phases", 0, "tasks"])
+    'phases[0] (map).tasks'
+    """
+    text = ""
+    node = data
+    for depth, key in enumerate(path):
+        if isinstance(key, int):
+            text += f"[{key}]"
+        else:
+            text += f".{key}" if text else str(key)
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            node = None
+        if depth == 1 and path[0] == "phases" and isinstance(node, dict) and isinstance(node.get("name"), str):
+            text += f" ({node['name']})"
+    return text or "(top level)"
+
+
+def _document_order(data, path) -> list[int]:
+    """Where ``path`` sits in the file: positions of its keys/indexes, for sorting problems."""
+    positions = []
+    node = data
+    for key in path:
+        if isinstance(node, dict):
+            keys = list(node)
+            positions.append(keys.index(key) if key in node else len(keys))
+        elif isinstance(node, list) and isinstance(key, int):
+            positions.append(key)
+        else:
+            break
+        node = node.get(key) if isinstance(node, dict) else node[key]
+    return positions
