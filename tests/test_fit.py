@@ -16,7 +16,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spn.fit import (
+from spn.fit.erlang import (
     ErlangFit,
     PhaseFit,
     erlang_loglik,
@@ -169,7 +169,8 @@ DATA = Path(os.environ.get("SPN_DATA") or Path(__file__).resolve().parents[2] / 
 
 @pytest.mark.skipif(not (DATA / "spark-events").is_dir(), reason=f"real logs not found at {DATA} (set SPN_DATA)")
 def test_fit_on_real_spark_stage_durations():
-    from spn.io.sparklog import read_spark_log, stage_task_durations
+    from spn.logs.spark import read_spark_log
+    from spn.logs.spark_stages import stage_task_durations
 
     app = read_spark_log(DATA / "spark-events" / "local-1430917381534.json")
     durations = stage_task_durations(app)[0]  # 100 tasks

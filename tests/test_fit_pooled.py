@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from spn.fit import DURATION_FLOOR_S, duration_floor, erlang_samples, fit_delay, fit_phase, fit_pooled
+from spn.fit.erlang import erlang_samples, fit_delay, fit_phase, fit_pooled
+from spn.logs.records import DURATION_FLOOR_S, duration_floor
 
 
 def test_pooling_runs_with_different_means_keeps_the_shape():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from spn.exceptions import LogFormatError
-from spn.io.jhist import MapReduceJob, attempt_durations, read_jhist
+from spn.logs.jhist import MapReduceJob, attempt_durations, read_jhist
 
 DATA = Path(os.environ.get("SPN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 HISTORY = DATA / "mapreduce-history"

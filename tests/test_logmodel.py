@@ -12,15 +12,15 @@ import math
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
 
 from spn.cli import main
 from spn.exceptions import LogFormatError, ModelError, StateSpaceLimitError
-from spn.io.description import load_description, parse_description
-from spn.io.logmodel import fit_logs, format_size, load_runs, parse_size, query_runs, write_model
-from spn.pipeline import solve_description
+from spn.description import load_description, parse_description
+from spn.fit import fit_logs, write_model
+from spn.logs import format_size, load_runs, parse_size, query_runs
+from spn.analysis.solve import solve_description
 from spn.simulation import simulate_description
 
 DATA = Path(os.environ.get("SPN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")

@@ -18,15 +18,14 @@ import networkx as nx
 import pytest
 
 from spn.exceptions import LogFormatError
-from spn.io.sparklog import (
-    SparkApplication,
+from spn.logs.spark import SparkApplication, read_spark_log
+from spn.logs.spark_stages import (
     concurrent_stages,
     executor_cores_over_time,
     failed_attempt_seconds,
     job_span_ms,
     max_concurrent_tasks,
     max_executor_cores,
-    read_spark_log,
     stage_dag,
     stage_jobs,
     stage_task_durations,

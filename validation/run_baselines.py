@@ -1,4 +1,4 @@
-"""The baselines of the literature against the SAN model, on real Spark runs (issue 8).
+"""The baselines of the literature against the SAN model, on real Spark runs.
 
 Needs ``pip install -e ".[validation]"`` (pyspark) and Java 17. Two applications
 (validation/spark_app.py) run in Spark local mode, each as its own process, on a grid of input

@@ -189,7 +189,7 @@ def run_app(workdir: Path, mode: str, data: Path, cores: int, tag: str, **option
 
 def app_span(log_path: Path) -> float:
     """ApplicationStart -> ApplicationEnd of an event log, seconds."""
-    from spn.io.sparklog import read_spark_log
+    from spn.logs.spark import read_spark_log
 
     app = read_spark_log(log_path)
     return (app.end_ms - app.start_ms) / 1000.0
@@ -197,7 +197,7 @@ def app_span(log_path: Path) -> float:
 
 def user_query_times(log_path: Path) -> list[float]:
     """Submission -> completion (s) of every job of the users' job groups (the warm-up query left out)."""
-    from spn.io.sparklog import read_spark_log
+    from spn.logs.spark import read_spark_log
 
     app = read_spark_log(log_path)
     return [(job.completion_ms - job.submission_ms) / 1000.0 for job in app.jobs
@@ -228,7 +228,7 @@ def stage_tasks(model: Path) -> list[int]:
 
 
 def measured_stage_tasks(log_path: Path) -> list[int]:
-    from spn.io.sparklog import read_spark_log
+    from spn.logs.spark import read_spark_log
 
     app = read_spark_log(log_path)
     counts = {}

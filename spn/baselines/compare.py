@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from spn.defaults import MAX_STATES
 from spn.baselines.executors import LAWS, ExecutorFit, fit_executors
 from spn.baselines.ernest import fit_ernest, predict_ernest
 from spn.baselines.ideal import ideal_scaling
@@ -105,7 +106,7 @@ def same_size(a: float, b: float) -> bool:
 
 
 def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, san: bool = True,
-                 max_shape: int = 10, max_states: int = 2_000_000, references=None) -> BaselineReport:
+                 max_shape: int = 10, max_states: int = MAX_STATES, references=None) -> BaselineReport:
     """Read the logs, then :func:`compare_runs` with the SAN model fitted from the same logs.
 
     ``references`` are the logs' :class:`ReferenceRun` when already read (one per path, same order).
@@ -220,9 +221,9 @@ def _san_solver(paths, references, *, max_shape: int, max_states: int):
     One fit per input size (the logs' own size when they all have one, else
     ``--input-size``); the cores only change ``cluster.containers``.
     """
-    from spn.io.description import parse_description
-    from spn.io.logmodel import fit_logs
-    from spn.pipeline import solve_description
+    from spn.description import parse_description
+    from spn.fit.logs import fit_logs
+    from spn.analysis.solve import solve_description
 
     sizes = [r.input_bytes for r in references]
     one_size = all(same_size(s, sizes[0]) for s in sizes)
@@ -275,7 +276,7 @@ def format_table(report: BaselineReport) -> str:
     [1] PERIDOT needs two runs on the same cores at different input sizes
     [2] the runtime-against-cores laws are fitted at one input size: no reference run at this input size
     """
-    from spn.io.logmodel import format_size
+    from spn.logs.sizes import format_size
 
     lines = ["reference runs", _columns([["log", "input", "cores", "time (s)"]] + [
         [r.source, format_size(r.input_bytes), str(r.cores), f"{r.seconds:.4g}"] for r in report.references])]

@@ -60,7 +60,7 @@ def reference_run(path) -> ReferenceRun:
     >>> reference_run("app-20161116163331-0000.json").cores   # doctest: +SKIP
     16
     """
-    from spn.io.logmodel import _log_kind, load_runs
+    from spn.logs.runs import load_runs, log_kind
 
     path = Path(path)
     run = load_runs(path)
@@ -69,15 +69,15 @@ def reference_run(path) -> ReferenceRun:
     if not run.containers:
         raise LogFormatError(f"{path}: the log does not say how many cores the application had")
     groups = ()
-    if _log_kind(path) == "spark":
-        from spn.io.sparklog import read_spark_log
+    if log_kind(path) == "spark":
+        from spn.logs.spark import read_spark_log
 
         groups = stage_groups(read_spark_log(path))
     return ReferenceRun(str(path), float(run.span), int(run.input_bytes), int(run.containers), groups)
 
 
 def stage_groups(app) -> tuple[StageGroup, ...]:
-    """The stage groups of a :class:`~spn.io.sparklog.SparkApplication`, in scheduling order.
+    """The stage groups of a :class:`~spn.logs.spark.SparkApplication`, in scheduling order.
 
     A stage joins the current group when it was submitted before any stage
     of the group had completed: Spark submits a stage only once its parents

@@ -15,8 +15,8 @@ so a poor fit (a phase with stragglers, say) is visible, not hidden.
 
 Which durations to give it (the rule used by ``spn``): **successful attempts
 only**. A failed attempt's time is reported separately (see
-``spn.io.sparklog.failed_attempt_seconds``), not fitted: it is lost work, not
-a sample of a task's time; a killed speculative copy is not a task at all
+``spn.logs.spark_stages.failed_attempt_seconds``), not fitted: it is lost work,
+not a sample of a task's time; a killed speculative copy is not a task at all
 (its task's time is the attempt that succeeded). The readers'
 ``stage_task_durations`` (Spark) and ``attempt_durations`` (MapReduce) already
 return exactly these.
@@ -36,8 +36,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.special
-import scipy.stats
 
 __all__ = [
     "ErlangFit",
@@ -50,12 +48,10 @@ __all__ = [
     "phase_description",
     "fit_pooled",
     "fit_delay",
-    "duration_floor",
 ]
 
-#: the clock of Spark and Hadoop logs ticks in milliseconds: a task logged as taking 0 ms took
-#: less than 1 ms; :func:`duration_floor` counts it as half a tick instead of dropping it
-DURATION_FLOOR_S = 0.0005
+#: ln Gamma over an array (math.lgamma, as :func:`erlang_loglik` uses; scipy is not needed to import this module)
+_LOG_GAMMA = np.vectorize(math.lgamma, otypes=[float])
 
 #: shapes searched to tell the shape the data asked for (reported) from the capped one (used)
 _UNCAPPED_SHAPE = 1000
@@ -170,7 +166,7 @@ def fit_erlang_mle(samples, max_shape: int = 50) -> ErlangFit:
         return _erlang_fit(x, 1, mean, "mle")
     shapes = np.arange(1, max_shape + 1, dtype=float)
     logliks = (
-        x.size * (shapes * np.log(shapes / mean) - scipy.special.gammaln(shapes))
+        x.size * (shapes * np.log(shapes / mean) - _LOG_GAMMA(shapes))
         + (shapes - 1.0) * np.log(x).sum()
         - shapes / mean * x.sum()
     )
@@ -268,19 +264,6 @@ def fit_delay(durations, *, max_shape: int = 10) -> PhaseFit:
                     uncapped_shape=int(max_shape))
 
 
-def duration_floor(durations) -> np.ndarray:
-    """Durations in seconds with each value below :data:`DURATION_FLOOR_S` raised to it.
-
-    Logs tick in ms, so a 0 ms task was shorter than 1 ms, not absent:
-    dropping it would bias the mean up, keeping 0 would break the fit.
-
-    >>> duration_floor([0.0, 0.002]).tolist()
-    [0.0005, 0.002]
-    """
-    x = np.asarray(durations, dtype=float).ravel()
-    return np.maximum(x, DURATION_FLOOR_S)
-
-
 def erlang_samples(shape: int, mean: float, size: int, *, seed=None) -> np.ndarray:
     """``size`` draws of Erlang(``shape``, ``mean``); ``seed``: int, ``numpy.random.Generator`` or None.
 
@@ -291,19 +274,34 @@ def erlang_samples(shape: int, mean: float, size: int, *, seed=None) -> np.ndarr
     return rng.gamma(shape, mean / shape, size)
 
 
-def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: bool = False) -> dict:
-    """One ``phases`` entry of a model description (DESIGN.md section 4) from a fit.
+def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: bool = False,
+                      digits: int | None = None) -> dict:
+    """One ``phases`` entry of a model description (docs/design.md §4) from a fit.
 
     Erlang by default; ``empirical=True`` keeps the measured sample instead
-    (simulation only).
+    (simulation only), as ``distribution: deterministic`` when it holds one
+    value. ``digits`` rounds the task time and the samples to that many
+    significant digits (what a written model keeps).
 
     >>> phase_description("map", 4, fit_phase([2.0, 2.2, 1.8, 2.1]))["shape"]
     50
+    >>> phase_description("driver", 1, fit_delay([0.1234567]), empirical=True, digits=3)
+    {'name': 'driver', 'tasks': 1, 'task_time': 0.123, 'distribution': 'deterministic'}
     """
-    if empirical:
-        return {"name": name, "tasks": tasks, "task_time": phase_fit.fit.mean,
-                "distribution": "empirical", "samples": list(phase_fit.samples)}
-    return {"name": name, "tasks": tasks, "task_time": phase_fit.fit.mean, "shape": phase_fit.fit.shape}
+    def kept(value: float) -> float:
+        return float(value) if digits is None else float(f"{value:.{digits}g}")
+
+    entry = {"name": name, "tasks": int(tasks), "task_time": kept(phase_fit.fit.mean)}
+    if not empirical:
+        entry["shape"] = int(phase_fit.fit.shape)
+        return entry
+    samples = [kept(v) for v in phase_fit.samples]
+    if len(set(samples)) == 1:
+        entry["distribution"] = "deterministic"
+    else:
+        entry["distribution"] = "empirical"
+        entry["samples"] = samples
+    return entry
 
 
 # --------------------------------------------------------------------------
@@ -336,6 +334,8 @@ def _check_max_shape(max_shape: int) -> None:
 def _erlang_fit(x: np.ndarray, shape: int, mean: float, method: str) -> ErlangFit:
     """The :class:`ErlangFit` of ``x`` for a chosen shape and mean, with its goodness of fit."""
     if x.size > 1:
+        import scipy.stats  # here, not at the top: importing spn.fit stays quick
+
         test = scipy.stats.kstest(x, "gamma", args=(shape, 0.0, mean / shape))
         ks, ks_pvalue = float(test.statistic), float(test.pvalue)
     else:

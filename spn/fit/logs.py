@@ -1,0 +1,332 @@
+"""Execution logs -> a runnable model description (what ``spn fit`` writes).
+
+A Spark event log (or a MapReduce ``.jhist``) says which stages ran, how many
+tasks each had, how long every task held its core, and when the driver
+submitted what. :func:`fit_logs` turns that into a model description
+(docs/design.md §4) that ``spn solve`` and ``spn simulate`` accept:
+
+- **phases** are the stages that ran (``stage-<id>``); a MapReduce job has a
+  ``map`` and a ``reduce`` phase. Task times are the wall times of the
+  successful attempts, fitted with an Erlang law whose shape is capped
+  (``max_shape``, default 10) so that the CTMC stays small enough to solve.
+  With ``stage_groups=True`` the stages of one job that ran at the same time
+  are merged into one phase (PERIDOT's *stage groups*: fewer phases, a
+  smaller state space, but one task-time law for different stages).
+- **edges** come from the stages' parents (inferred from stage times in
+  Spark 1.x logs; see :mod:`spn.logs.spark_runs`). Jobs are chained in
+  submission order; a job submitted while an earlier one was still running
+  runs beside it (it depends only on the jobs that had ended).
+- **delay phases**: time in which none of a job's tasks ran (application
+  start-up, driver work between jobs and stages, scheduling gaps, result
+  collection, a failed job's time) does not depend on the tasks, and a model
+  of the tasks alone would lose it. Each job's share becomes a phase
+  ``driver-job<id>`` of **one task** whose time is the measured delay, with
+  the largest Erlang shape allowed (nearly constant), placed before the job's
+  first stages; the time after the last job until the application ended
+  becomes ``driver-end``. Caveat of this choice: in the net such a phase holds
+  one container while it runs, which the driver does not do; with one user
+  nothing else of the job runs then, so only multi-user predictions are
+  affected (by at most one container per user in a delay). ``delays=False``
+  leaves them out.
+- **containers** are the cores the log saw
+  (:func:`~spn.logs.spark_stages.application_cores`).
+
+Three ways to use several runs:
+
+- several logs of the same application (**repetitions**): samples pooled per
+  stage; the logs must have the same jobs, stages, task counts and DAG;
+- ``per_query=True``: one application that ran the same query many times
+  (:func:`~spn.logs.queries.query_runs`): one query's DAG is modelled with
+  samples pooled over the repetitions, and the think time is the mean gap
+  between the end of a user's query and that user's next submission;
+- ``input_size=...``: logs of one application at different input sizes (a
+  run's input size: the most bytes one of its stages read), extrapolated to
+  that size (:mod:`spn.fit.scaling`).
+
+>>> model = fit_logs(["app-1.json"], max_shape=10)   # doctest: +SKIP
+>>> print(model.to_yaml())                            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from spn.exceptions import LogFormatError, ModelError
+from spn.fit.erlang import fit_delay, phase_description
+from spn.fit.scaling import FittedPhase, pooled_template, scaled_template
+from spn.fit.write import FittedModel
+from spn.logs.queries import query_runs
+from spn.logs.records import Run
+from spn.logs.runs import load_runs
+from spn.logs.sizes import format_size, parse_size
+
+__all__ = ["fit_logs", "FittedModel"]
+
+#: a delay shorter than this (seconds) is not worth a phase
+MIN_DELAY_S = 0.001
+
+#: significant digits of the numbers written into a model
+_DIGITS = 6
+
+
+def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int = 10, method: str = "mle",
+             empirical: bool = False, think_time: float | None = None, users: int | None = None,
+             containers: int | None = None, stage_groups: bool = False, delays: bool = True,
+             allow_incomplete: bool = False, name: str | None = None, warmup_runs: int = 0) -> FittedModel:
+    """Fit a model description to one or more logs (see the module doc for the three modes).
+
+    ``max_shape`` caps every Erlang shape (delays get exactly ``max_shape``);
+    ``empirical=True`` writes the measured samples (``distribution:
+    empirical``) for ``spn simulate`` instead of Erlang laws; ``think_time``
+    overrides the estimate (required when none can be made and more than one
+    user is asked for); ``users`` defaults to the users seen (per query) or 1;
+    ``containers`` overrides the cores read from the log; ``warmup_runs``
+    (per query) leaves out the first runs of the query in each log.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ModelError("give at least one log")
+    if int(max_shape) != max_shape or max_shape < 1:
+        raise ModelError(f"max_shape must be an integer >= 1, got {max_shape!r}", option="max_shape")
+    if warmup_runs and not per_query:
+        raise ModelError("warm-up runs apply to per-query fitting only", option="per_query")
+    if per_query and input_size is not None:
+        raise ModelError("per-query fitting and a target input size cannot be combined: fit one question at a time",
+                         option="input_size")
+    target = None if input_size is None else parse_size(input_size)
+    notes = []
+    if per_query:
+        found = [query_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups,
+                            warmup_runs=warmup_runs) for p in paths]
+        runs = [run for f in found for run in f.runs]
+        gaps = [g for f in found for g in f.think_gaps]
+        seen_users = max(f.streams for f in found)
+        for p, f in zip(paths, found):
+            notes.append(f"{p.name}: {len(f.runs)} runs of a {f.jobs_per_query}-job query by {f.streams} "
+                         f"user(s) (job groups); {f.skipped_jobs} other job(s) left out")
+        if think_time is None:
+            if not gaps or any(f.overlapping and f.streams == 1 for f in found):
+                raise ModelError(
+                    "cannot estimate the think time from the log (the queries of one user never follow one "
+                    "another, or jobs of several users overlap without job groups): give --think-time"
+                )
+            think_time = float(np.mean(gaps))
+            think_how = f"mean of {len(gaps)} gaps between a user's query end and next submission"
+        else:
+            think_how = "given (--think-time)"
+        users = users or seen_users
+    else:
+        runs = [load_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups) for p in paths]
+        kinds = {run.framework for run in runs}
+        if len(kinds) > 1:
+            raise LogFormatError("the logs mix Spark event logs and MapReduce job histories: fit them apart")
+        think_how = "given (--think-time)" if think_time is not None else (
+            "placeholder: with 1 user the think time does not change the mean execution time; "
+            "set it for several users")
+        think_time = 1.0 if think_time is None else think_time
+        users = users or 1
+    for run in runs:
+        for note in run.notes:
+            notes.append(f"{Path(run.source).name}: {note}")
+    if target is not None:
+        template = scaled_template(runs, target, method=method, max_shape=max_shape)
+    else:
+        template = pooled_template(runs, method=method, max_shape=max_shape)
+    return _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
+                     think_how=think_how, users=users, containers=containers, max_shape=max_shape,
+                     empirical=empirical, delays=delays, method=method, name=name, notes=notes,
+                     input_size=target)
+
+
+def _describe(runs, template, *, paths, per_query, think_time, think_how, users, containers, max_shape,
+              empirical, delays, method, name, notes, input_size) -> FittedModel:
+    """The description of ``template`` (phases, delay phases, edges, cluster, workload), with its provenance."""
+    jobs, end_delays = template
+    first = runs[0]
+    phases, edges, phase_notes = [], [], {}
+    warnings_out = list(notes)
+    job_exits = []
+    used_names = set()
+
+    def unique(base):
+        candidate, n = base, 2
+        while candidate in used_names:
+            candidate, n = f"{base}-{n}", n + 1
+        used_names.add(candidate)
+        return candidate
+
+    for j, (job, stages, job_delays) in enumerate(jobs):
+        names = [unique(stage.name) for stage in stages]
+        for stage, phase_name in zip(stages, names):
+            stage.name = phase_name
+            phases.append(stage)
+        for k, record in enumerate(job.stages):
+            for p in record.parents:
+                edges.append((names[p], names[k]))
+        sources = [names[k] for k, record in enumerate(job.stages) if not record.parents]
+        children = {p for record in job.stages for p in record.parents}
+        sinks = [names[k] for k in range(len(job.stages)) if k not in children]
+        entry = sources
+        positive = [d for d in job_delays if d > 0]
+        if delays and positive and np.mean(job_delays) >= MIN_DELAY_S:
+            delay_name = unique(f"driver-job{job.job_ids[0]}")
+            phases.append(FittedPhase(delay_name, "delay", 1, fit_delay(job_delays, max_shape=max_shape),
+                                      samples_from=len(job_delays)))
+            edges += [(delay_name, s) for s in sources]
+            entry = [delay_name]
+        job_exits.append(sinks)
+        for i in job.after:
+            edges += [(a, b) for a in job_exits[i] for b in entry]
+    if delays and np.mean(end_delays) >= MIN_DELAY_S and any(d > 0 for d in end_delays):
+        later = {i for job, _, _ in jobs for i in job.after}
+        last_exits = [s for j, exits in enumerate(job_exits) if j not in later for s in exits]
+        end_name = unique("driver-end")
+        phases.append(FittedPhase(end_name, "delay", 1, fit_delay(end_delays, max_shape=max_shape),
+                                  samples_from=len(end_delays)))
+        edges += [(s, end_name) for s in last_exits]
+
+    cores = [run.containers for run in runs if run.containers]
+    if containers is None:
+        if not cores:
+            raise LogFormatError(f"{first.source}: the log does not say how many cores the application had: "
+                                 "give the number of containers")
+        containers = cores[0]
+        containers_how = first.containers_how
+        if len(set(cores)) > 1:
+            warnings_out.append(f"the logs ran with different core counts {sorted(set(cores))}: the model uses "
+                                f"{containers} (the first log's); give the number of containers to use another")
+    else:
+        containers_how = "given (--containers)"
+
+    description = {
+        "name": name or _model_name(first, per_query),
+        "framework": first.framework,
+        "workload": {"users": int(users), "think_time": float(_round(think_time))},
+        "cluster": {"containers": int(containers)},
+        "phases": [],
+        "edges": [list(e) for e in dict.fromkeys(edges)],
+    }
+    provenance = {}
+    for phase in phases:
+        description["phases"].append(phase_description(phase.name, phase.tasks, phase.fit, empirical=empirical,
+                                                       digits=_DIGITS))
+        phase_notes[phase.name] = _phase_comment(phase)
+        provenance[phase.name] = _phase_provenance(phase)
+    if not description["edges"]:
+        del description["edges"]
+    description["reference"] = _reference(runs, paths=paths, per_query=per_query, input_size=input_size,
+                                          think_time=think_time, provenance=provenance)
+    header = _header(runs, paths=paths, per_query=per_query, input_size=input_size, max_shape=max_shape,
+                     method=method, empirical=empirical, delays=delays, containers_how=containers_how,
+                     think_how=think_how, phases=phases)
+    from spn.description import parse_description
+
+    parse_description(description)  # what is written must be a valid description
+    return FittedModel(description, tuple(header), phase_notes, tuple(warnings_out))
+
+
+def _model_name(run: Run, per_query: bool) -> str:
+    """The log's file name without its suffixes (``-query`` appended per query)."""
+    stem = Path(run.source).name
+    for suffix in (".gz", ".json", ".jhist", ".inprogress"):
+        stem = stem.removesuffix(suffix)
+    stem = stem.removeprefix("eventlog_v2_")
+    return stem + ("-query" if per_query else "")
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.{_DIGITS}g}")
+
+
+def _phase_comment(phase: FittedPhase) -> list[str]:
+    """The comment lines above a phase: its samples, spread, fitted shape and goodness of fit."""
+    fit = phase.fit.fit
+    if phase.kind == "delay":
+        values = ", ".join(f"{s:.4g}" for s in phase.fit.samples[:6])
+        more = ", ..." if len(phase.fit.samples) > 6 else ""
+        return [f"delay (no task of the job running: driver, scheduling, start-up): {values}{more} s "
+                f"in {phase.samples_from} run(s); 1 task, Erlang shape {fit.shape} (= --max-shape, nearly constant)"]
+    samples = np.asarray(phase.fit.samples)
+    cv = float(samples.std(ddof=1) / samples.mean()) if samples.size > 1 else float("nan")
+    ks = "n/a" if fit.ks is None else f"{fit.ks:.3f}"
+    uncapped = phase.fit.uncapped_shape or 0
+    capped = (f", capped; the data ask for {uncapped}" + ("+ (nearly constant)" if uncapped >= 1000 else "")
+              if phase.fit.capped else "")
+    label = phase.stage_name[:70] + ("..." if len(phase.stage_name) > 70 else "")
+    lines = [f"stage id(s) {', '.join(map(str, phase.stage_ids))} \"{label}\": {fit.n} task samples"
+             + (f" from {phase.samples_from} runs" if phase.samples_from > 1 else "")
+             + f", mean {fit.mean:.4g} s, cv {cv:.3g}; Erlang shape {fit.shape} ({fit.method}{capped}), KS {ks}"]
+    lines += list(phase.notes)
+    return lines
+
+
+def _phase_provenance(phase: FittedPhase) -> dict:
+    """A phase's entry under ``reference.phases``."""
+    fit = phase.fit.fit
+    entry = {"kind": phase.kind, "samples": int(fit.n), "mean_s": _round(fit.mean), "shape": int(fit.shape)}
+    if phase.kind == "stage":
+        entry["stage_ids"] = [int(s) for s in phase.stage_ids]
+        entry["shape_uncapped"] = int(phase.fit.uncapped_shape or fit.shape)
+        entry["ks"] = None if fit.ks is None else _round(fit.ks)
+        if phase.scaling:
+            entry["scaling"] = phase.scaling
+    return entry
+
+
+def _reference(runs, *, paths, per_query, input_size, think_time, provenance) -> dict:
+    """The ``reference`` section: the logs, what was measured in them, and each phase's provenance."""
+    reference = {"fitted_by": "spn fit", "logs": [str(p) for p in paths]}
+    spans = [run.span for run in runs if run.span is not None]
+    if per_query:
+        reference["query_runs"] = len(runs)
+        reference["measured_mean_query_time_s"] = _round(float(np.mean(spans)))
+        reference["measured_think_time_s"] = _round(think_time)
+    elif input_size is not None:
+        reference["reference_runs"] = [
+            {"log": run.source, "input_bytes": int(run.input_bytes),
+             "measured_execution_time_s": None if run.span is None else _round(run.span)} for run in runs]
+        reference["target_input_bytes"] = int(input_size)
+    else:
+        reference["measured_execution_time_s"] = [None if run.span is None else _round(run.span) for run in runs]
+        reference["input_bytes"] = [int(run.input_bytes) for run in runs]
+    reference["phases"] = provenance
+    return reference
+
+
+def _header(runs, *, paths, per_query, input_size, max_shape, method, empirical, delays, containers_how,
+            think_how, phases) -> list[str]:
+    """The comment lines at the top of the file: where the model came from and how it was fitted."""
+    first = runs[0]
+    lines = [f"Fitted by `spn fit` from {', '.join(str(p) for p in paths)}",
+             first.label.split(", query run ")[0]]
+    if per_query:
+        lines.append(f"Mode: one query, task times pooled over {len(runs)} repetitions; "
+                     "`spn solve MODEL --set workload.users=N` predicts N users")
+    elif input_size is not None:
+        sizes = ", ".join(format_size(run.input_bytes) for run in runs)
+        lines.append(f"Mode: prediction for input size {format_size(input_size)} from logs at {sizes} "
+                     "(input size = the most bytes one stage read); fixed stages keep their task count, "
+                     "variable ones scale with the input")
+    elif len(runs) > 1:
+        lines.append(f"Mode: {len(runs)} runs of one application, task times pooled per stage")
+    else:
+        lines.append("Mode: the whole application, its jobs chained in submission order")
+    if any(job.inferred_dag for run in runs for job in run.jobs):
+        lines.append("No Parent IDs in this (Spark 1.x) log: stage DAG inferred from stage times")
+    lines.append(f"Task time: wall time (finish - launch) of successful attempts, Erlang by {method}; shapes "
+                 f"capped at --max-shape {max_shape} so that `spn solve` stays tractable")
+    if empirical:
+        lines.append("Task times are the measured samples (distribution: empirical): use `spn simulate`; "
+                     "`spn solve` takes Erlang laws only (refit without --empirical)")
+    if delays:
+        if any(p.kind == "delay" for p in phases):
+            lines.append("driver-* phases: time when none of a job's tasks ran (start-up, driver work, "
+                         "scheduling gaps), as 1 task of the measured mean with Erlang shape --max-shape; "
+                         "in the net it holds a container while it runs")
+    else:
+        lines.append("Delays left out (--no-delays): the model covers task time only")
+    lines.append(f"containers: {containers_how}")
+    lines.append(f"think time: {think_how}")
+    return lines

@@ -1,0 +1,30 @@
+"""Reading execution logs (Spark event logs, MapReduce ``.jhist``): records only, no modelling.
+
+- :mod:`~spn.logs.spark` (with :mod:`~spn.logs.spark_files`): a Spark event
+  log as a :class:`SparkApplication`; :mod:`~spn.logs.spark_stages`: its
+  stages' task times, DAG, concurrency and cores;
+- :mod:`~spn.logs.jhist`: a MapReduce job history as a :class:`MapReduceJob`;
+- :mod:`~spn.logs.runs`: either log as a :class:`Run` (jobs, stages, task
+  durations, delays), built by :mod:`~spn.logs.spark_runs` for Spark;
+  :mod:`~spn.logs.queries`: the repetitions of a query inside one log;
+- :mod:`~spn.logs.sizes`: data sizes in bytes.
+
+>>> from spn.logs import parse_size, format_size
+>>> format_size(parse_size("1.5GB"))
+'1.5 GB'
+"""
+
+from spn.logs.jhist import MapReduceJob, TaskAttempt, attempt_durations, read_jhist
+from spn.logs.queries import QueryRuns, query_runs
+from spn.logs.records import JobRecord, Run, StageRecord
+from spn.logs.runs import load_runs, log_kind
+from spn.logs.sizes import format_size, parse_size
+from spn.logs.spark import SparkApplication, SparkExecutor, SparkJob, SparkStage, SparkTask, read_spark_log
+
+__all__ = [
+    "SparkApplication", "SparkExecutor", "SparkJob", "SparkStage", "SparkTask", "read_spark_log",
+    "MapReduceJob", "TaskAttempt", "attempt_durations", "read_jhist",
+    "StageRecord", "JobRecord", "Run", "load_runs", "log_kind",
+    "QueryRuns", "query_runs",
+    "parse_size", "format_size",
+]

@@ -1,0 +1,285 @@
+"""What a model needs from the stages of a :class:`~spn.logs.spark.SparkApplication`.
+
+Views of an application read by :func:`~spn.logs.spark.read_spark_log`: the
+task times of each stage, the job each stage ran in, the stage DAG, which
+stages ran at the same time, the span of a job, and the cores the
+application had. Durations are **seconds**; times are epoch **milliseconds**.
+
+Task durations are wall time, ``Finish Time - Launch Time``: the time a task
+holds its executor core (deserialisation, GC, shuffle fetch and result
+serialisation included). That is what a container in the Petri net models.
+``Executor Run Time`` (``measure="executor_run"``) leaves that overhead out
+and would make short tasks look cheaper than they are for the cluster.
+
+>>> from spn.logs.spark import SparkApplication, SparkStage, SparkTask
+>>> stages = (SparkStage(0, 0, "scan", 2, (), 0, 3000, None), SparkStage(1, 0, "sum", 1, (0,), 3000, 4000, None))
+>>> tasks = tuple(SparkTask(stage, 0, None, index, 0, launch, finish, "1", "host", None, "Success", "success", False)
+...               for stage, index, launch, finish in [(0, 1, 0, 3000), (0, 0, 0, 2000), (1, 0, 3000, 4000)])
+>>> app = SparkApplication("app.json", "app-1", None, None, 0, 4000, "3.5.0", None, None, None, {}, (),
+...                        (), stages, tasks, ())
+>>> stage_task_durations(app)
+{0: (2.0, 3.0), 1: (1.0,)}
+>>> sorted(stage_dag(app).edges), max_concurrent_tasks(app)
+([(0, 1)], 2)
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from spn.logs.intervals import most_at_once
+from spn.logs.spark import SparkApplication
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = [
+    "stage_task_durations",
+    "failed_attempt_seconds",
+    "stage_task_spans",
+    "stage_input_bytes",
+    "stage_times",
+    "stage_jobs",
+    "stage_dag",
+    "concurrent_stages",
+    "job_span_ms",
+    "executor_cores_over_time",
+    "max_executor_cores",
+    "max_concurrent_tasks",
+    "application_cores",
+]
+
+
+def stage_task_durations(app: SparkApplication, *, measure: str = "wall") -> dict[int, tuple[float, ...]]:
+    """Durations (seconds) of the *successful* task attempts of each stage that ran, in launch order.
+
+    Launch order (ties by task index) puts a stage's first wave first, which
+    is what tells a cold start from the steady task time.
+    ``measure="wall"`` (default) is finish - launch, the time a core is held;
+    ``measure="executor_run"`` is ``Executor Run Time`` (attempts without
+    metrics are left out). All attempts of a stage are pooled: a task re-run
+    by a retried stage attempt is real work and is one more sample. Failed and
+    killed attempts (a killed speculative copy is not a task) are not here;
+    see :func:`failed_attempt_seconds`.
+
+    >>> stage_task_durations(app)[0]  # doctest: +SKIP
+    (2.234, 2.647, 5.124, 63.773)
+    """
+    if measure not in ("wall", "executor_run"):
+        raise ValueError(f"measure must be 'wall' or 'executor_run', got {measure!r}")
+    durations = {stage_id: [] for stage_id in app.stage_ids()}
+    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
+        if measure == "wall":
+            seconds = task.duration
+        elif task.executor_run_time_ms is not None:
+            seconds = task.executor_run_time_ms / 1000.0
+        else:
+            continue
+        durations.setdefault(task.stage_id, []).append(seconds)
+    return {stage_id: tuple(values) for stage_id, values in sorted(durations.items())}
+
+
+def failed_attempt_seconds(app: SparkApplication) -> dict[int, float]:
+    """Wall seconds spent per stage by failed and killed attempts (reported, never fitted).
+
+    >>> failed_attempt_seconds(app)  # doctest: +SKIP
+    {0: 53.201}
+    """
+    wasted = {}
+    for task in app.tasks:
+        if not task.successful:
+            wasted[task.stage_id] = wasted.get(task.stage_id, 0.0) + task.duration
+    return dict(sorted(wasted.items()))
+
+
+def stage_task_spans(app: SparkApplication) -> dict[int, tuple[int, int]]:
+    """``stage -> (first launch, last finish)`` in ms over all its task attempts (failed ones too)."""
+    spans = {}
+    for task in app.tasks:
+        low, high = spans.get(task.stage_id, (task.launch_ms, task.finish_ms))
+        spans[task.stage_id] = (min(low, task.launch_ms), max(high, task.finish_ms))
+    return spans
+
+
+def stage_input_bytes(app: SparkApplication) -> Counter:
+    """``stage -> bytes read`` (``Input Metrics``) by its successful task attempts; 0 for the others."""
+    read = Counter()
+    for task in app.tasks:
+        if task.successful:
+            read[task.stage_id] += task.input_bytes
+    return read
+
+
+def stage_times(app: SparkApplication) -> tuple[dict[int, int], dict[int, int]]:
+    """``(submitted, completed)``: each stage's first submission and last completion (ms), over its attempts.
+
+    A stage missing from a mapping has no such time in the log.
+    """
+    start, end = {}, {}
+    for stage in app.stages:
+        if stage.submission_ms is not None:
+            start[stage.stage_id] = min(start.get(stage.stage_id, stage.submission_ms), stage.submission_ms)
+        if stage.completion_ms is not None:
+            end[stage.stage_id] = max(end.get(stage.stage_id, stage.completion_ms), stage.completion_ms)
+    return start, end
+
+
+def stage_jobs(app: SparkApplication) -> dict[int, int | None]:
+    """The job each stage that ran belongs to: the first job (by id) declaring it; ``None`` if none does.
+
+    A shuffle stage reused by a later job is declared again there (as
+    skipped); it ran in the first one.
+    """
+    owner = {}
+    for job in app.jobs:
+        for stage_id in job.stage_ids:
+            owner.setdefault(stage_id, job.job_id)
+    return {stage_id: owner.get(stage_id) for stage_id in app.stage_ids()}
+
+
+def stage_dag(app: SparkApplication) -> nx.DiGraph:
+    """The stages that ran, with an edge parent -> child from ``Parent IDs``.
+
+    Edges to parents that never ran (skipped) are left out; ``validate()``
+    reports them. Spark 1.x logs carry no ``Parent IDs``: then each stage's
+    parent is *inferred* as the previous stage (by id) of the same job, so a
+    job's stages form a chain. Such edges carry ``inferred=True`` and the
+    graph has ``graph["inferred"] = True``. Nodes carry ``name``,
+    ``num_tasks``, ``job_id`` and ``attempts``.
+
+    >>> sorted(stage_dag(app).predecessors(2))  # doctest: +SKIP
+    [0, 1]
+    """
+    import networkx as nx  # only here: reading a log does not need it
+
+    dag = nx.DiGraph(inferred=False)
+    jobs = stage_jobs(app)
+    for stage in app.stages:  # a later attempt overwrites the name and task count of an earlier one
+        attempts = dag.nodes[stage.stage_id]["attempts"] + 1 if stage.stage_id in dag else 1
+        dag.add_node(stage.stage_id, name=stage.name, num_tasks=stage.num_tasks,
+                     job_id=jobs[stage.stage_id], attempts=attempts)
+    for stage_id in sorted(dag.nodes):
+        parents = app.parents_of(stage_id)
+        if parents is not None:
+            for parent in parents:
+                if parent in dag:
+                    dag.add_edge(parent, stage_id, inferred=False)
+            continue
+        same_job_before = [s for s in dag.nodes if jobs[s] == jobs[stage_id] and s < stage_id]
+        if jobs[stage_id] is not None and same_job_before:
+            dag.add_edge(max(same_job_before), stage_id, inferred=True)
+        dag.graph["inferred"] = True
+    return dag
+
+
+def concurrent_stages(app: SparkApplication, *, within_job: bool = True) -> list[tuple[int, int]]:
+    """Pairs ``(a, b)``, a < b, of stages whose [submission, completion] intervals overlap.
+
+    Each stage's interval runs from its first attempt's submission to its last
+    attempt's completion (:func:`stage_times`); stages missing either time are
+    left out. With ``within_job=True`` only stages of the same job are paired
+    (independent branches of a DAG); ``False`` also pairs stages of concurrent jobs.
+
+    >>> concurrent_stages(app)  # doctest: +SKIP
+    [(0, 1)]
+    """
+    start, end = stage_times(app)
+    timed = sorted(set(start) & set(end))
+    jobs = stage_jobs(app)
+    pairs = []
+    for i, a in enumerate(timed):
+        for b in timed[i + 1:]:
+            if within_job and jobs[a] != jobs[b]:
+                continue
+            if start[a] < end[b] and start[b] < end[a]:
+                pairs.append((a, b))
+    return pairs
+
+
+def job_span_ms(app: SparkApplication, job_id: int) -> tuple[int | None, int | None]:
+    """``(start, end)`` of a job in epoch ms: its own times, else derived from its stages' times.
+
+    >>> job_span_ms(app, 1)  # doctest: +SKIP
+    (1422981785829, 1422981786347)
+    """
+    job = next(j for j in app.jobs if j.job_id == job_id)
+    jobs = stage_jobs(app)
+    own = [s for s in app.stages if jobs.get(s.stage_id) == job_id]
+    starts = [s.submission_ms for s in own if s.submission_ms is not None]
+    ends = [s.completion_ms for s in own if s.completion_ms is not None]
+    start = job.submission_ms if job.submission_ms is not None else min(starts, default=None)
+    end = job.completion_ms if job.completion_ms is not None else max(ends, default=None)
+    return start, end
+
+
+def executor_cores_over_time(app: SparkApplication) -> list[tuple[int, int]]:
+    """Total cores of the live executors as a step function: ``[(time_ms, cores), ...]``.
+
+    Built from ``ExecutorAdded``/``ExecutorRemoved``; empty when the log has
+    neither (Spark 1.x local mode). Executors without a known core count add 0.
+
+    >>> executor_cores_over_time(app)[:2]  # doctest: +SKIP
+    [(1628637966675, 1), (1628637968142, 2)]
+    """
+    changes = []
+    for executor in app.executors:
+        cores = executor.cores or 0
+        if executor.added_ms is not None:
+            changes.append((executor.added_ms, cores))
+        if executor.removed_ms is not None:
+            changes.append((executor.removed_ms, -cores))
+    steps = []
+    total = 0
+    for time_ms, change in sorted(changes):
+        total += change
+        if steps and steps[-1][0] == time_ms:
+            steps[-1] = (time_ms, total)
+        else:
+            steps.append((time_ms, total))
+    return steps
+
+
+def max_executor_cores(app: SparkApplication) -> int | None:
+    """Most executor cores alive at once (the cluster size C the log saw); ``None`` if unknown.
+
+    >>> max_executor_cores(app)  # doctest: +SKIP
+    10
+    """
+    return max((cores for _, cores in executor_cores_over_time(app)), default=None)
+
+
+def max_concurrent_tasks(app: SparkApplication) -> int:
+    """Most task attempts running at once, from launch/finish times (observed parallelism).
+
+    An estimate of the cores the application had, for logs where
+    :func:`max_executor_cores` is ``None`` (Spark 1.x local mode). The times
+    are taken on the driver, so a finish lands a few ms after the core was
+    freed and the count can exceed the cores slightly.
+    """
+    return most_at_once([(t.launch_ms, t.finish_ms) for t in app.tasks])
+
+
+def application_cores(app: SparkApplication) -> tuple[int | None, str]:
+    """The cores the application had, and how the log tells: ``(cores, how)``; ``(None, "unknown")``.
+
+    In order: the most executor cores alive at once; ``spark.executor.cores``
+    x ``spark.executor.instances``; ``K`` of a ``local[K]`` master (1 for
+    ``local``); the most tasks that ran at once.
+    """
+    cores = max_executor_cores(app)
+    if cores:
+        return cores, "most executor cores alive at once (ExecutorAdded/Removed)"
+    if app.executor_cores and app.executor_instances:
+        return (app.executor_cores * app.executor_instances,
+                "spark.executor.cores x spark.executor.instances")
+    match = re.fullmatch(r"local\[(\d+)(?:,\s*\d+)?\]", app.master or "")
+    if match:
+        return int(match.group(1)), f"master {app.master}"
+    if app.master == "local":
+        return 1, "master local"
+    concurrent = max_concurrent_tasks(app)
+    if concurrent:
+        return concurrent, "most tasks running at once (no executor cores in the log)"
+    return None, "unknown"
