@@ -7,7 +7,18 @@ True
 
 
 class SpnError(Exception):
-    """Base of every error spn raises on purpose."""
+    """Base of every error spn raises on purpose.
+
+    ``option``, when given, names the keyword argument that would change the
+    outcome; the command line shows it as its flag.
+
+    >>> SpnError("the log did not finish", option="allow_incomplete").option
+    'allow_incomplete'
+    """
+
+    def __init__(self, *args, option: str | None = None):
+        super().__init__(*args)
+        self.option = option
 
 
 class ModelError(SpnError):
@@ -17,11 +28,11 @@ class ModelError(SpnError):
     not only the first); ``str(error)`` joins them with ``; ``.
     """
 
-    def __init__(self, problems):
+    def __init__(self, problems, *, option: str | None = None):
         if isinstance(problems, str):
             problems = [problems]
         self.problems = list(problems)
-        super().__init__("; ".join(self.problems))
+        super().__init__("; ".join(self.problems), option=option)
 
 
 class StateSpaceLimitError(SpnError):
@@ -31,8 +42,8 @@ class StateSpaceLimitError(SpnError):
     def beyond(cls, max_states: int) -> "StateSpaceLimitError":
         """The error for passing ``max_states``, with what the user can do about it."""
         return cls(f"more than {max_states:,} tangible markings (max_states): solve a smaller "
-                   f"configuration, raise --max-states if memory allows, or estimate it by simulation "
-                   f"(spn simulate)")
+                   f"configuration, raise max_states if memory allows, or estimate it by simulation",
+                   option="max_states")
 
 
 class TimelessTrapError(SpnError):

@@ -1,7 +1,7 @@
 """The ``spn`` command: exit status 0 / 2 (bad input) / 1 (unexpected), one-line errors, no tracebacks.
 
 Most tests call ``main([...])`` in-process; a few run ``python -m spn.cli`` for real.
-The pipeline (``spn.pipeline``) is replaced by a fake where only the command's
+The pipeline (``spn.analysis.solve``) is replaced by a fake where only the command's
 plumbing is under test; the tests at the end use the real one.
 """
 
@@ -18,12 +18,12 @@ import pytest
 
 from spn.cli import format_report, main
 from spn.exceptions import StateSpaceLimitError
-from spn.io import schema
+from spn.description import schema
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = str(REPO / "models" / "mapreduce.yaml")
 
-#: what report.as_dict() returns (DESIGN §5), with made-up numbers
+#: what report.as_dict() returns (docs/design.md §5), with made-up numbers
 REPORT = {
     "model": "mapreduce",
     "mean_execution_time": 13.336,
@@ -68,9 +68,9 @@ def assert_one_line_error(err):
 
 @pytest.fixture
 def fake_pipeline(monkeypatch):
-    """Replace ``spn.pipeline`` by a fake that records its calls and returns REPORT."""
+    """Replace ``spn.analysis.solve`` by a fake that records its calls and returns REPORT."""
     calls = []
-    module = types.ModuleType("spn.pipeline")
+    module = types.ModuleType("spn.analysis.solve")
 
     def solve_description(desc, **options):
         calls.append((desc, options))
@@ -81,7 +81,7 @@ def fake_pipeline(monkeypatch):
     module.solve_description = solve_description
     module.fail = None
     module.calls = calls
-    monkeypatch.setitem(sys.modules, "spn.pipeline", module)
+    monkeypatch.setitem(sys.modules, "spn.analysis.solve", module)
     return module
 
 
@@ -193,14 +193,14 @@ def test_solve_passes_the_description_and_settings_to_the_pipeline(capsys, fake_
     assert code == 0, err
     [(desc, options)] = fake_pipeline.calls
     assert (desc.workload.users, desc.phases[0].tasks) == (5, 10)
-    assert options == {"method": "gmres", "tol": 1e-8, "max_states": 5000, "progress": False}
+    assert options == {"method": "gmres", "rtol": 1e-8, "max_states": 5000, "progress": False}
 
 
 def test_solve_defaults(capsys, fake_pipeline):
     run(capsys, "solve", EXAMPLE)
 
     [(desc, options)] = fake_pipeline.calls
-    assert options["method"] == "auto" and options["tol"] == 1e-10 and options["max_states"] == 2_000_000
+    assert options["method"] == "auto" and options["rtol"] == 1e-10 and options["max_states"] == 2_000_000
     assert options["progress"] is False  # stderr is not a terminal under pytest
 
 
@@ -265,14 +265,14 @@ def test_process_schema_prints_valid_json():
 
 
 # --------------------------------------------------------------------------
-# The real pipeline (skipped until spn.pipeline can be imported)
+# The real pipeline (skipped until spn.analysis.solve can be imported)
 # --------------------------------------------------------------------------
 
 
 def real_pipeline():
     return pytest.importorskip(
-        "spn.pipeline",
-        reason="spn.pipeline (the lead's solve pipeline) cannot be imported yet",
+        "spn.analysis.solve",
+        reason="spn.analysis.solve (the lead's solve pipeline) cannot be imported yet",
         exc_type=ImportError,
     )
 

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from spn.exceptions import SpnError
-from spn.io.description import parse_description
+from spn.description import parse_description
 from spn.io.dot import render, to_dot
 from spn.models.dag import build
 

@@ -1,4 +1,4 @@
-"""Capacity planning (issue 7, part 2): the smallest value meeting a target, checked by solving
+"""Capacity planning: the smallest value meeting a target, checked by solving
 at the answer and one below; monotonicity checked, not assumed."""
 
 import json
@@ -8,9 +8,9 @@ import pytest
 
 from spn.cli import main
 from spn.exceptions import ModelError
-from spn.io.description import load_description
-from spn.pipeline import solve_description
-from spn.plan import (find_boundary, parse_percentiles, parse_target, parse_vary, plan,
+from spn.description import load_description
+from spn.analysis.solve import solve_description
+from spn.analysis.plan import (find_boundary, parse_percentiles, parse_target, parse_vary, plan,
                       solve_with_distribution)
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from spn.exceptions import ModelError
-from spn.io.description import parse_description
+from spn.description import parse_description
 from spn.io.pnml import from_pnml, identifier_names, load_pnml, to_pnml, to_pnpro
 from spn.measures import expected_tokens, throughput
 from spn.models.dag import build

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("stormpy")
 
-from spn.io.description import parse_description  # noqa: E402
+from spn.description import parse_description  # noqa: E402
 from spn.io.storm import storm_expected_tokens  # noqa: E402
 from spn.measures import expected_tokens  # noqa: E402
 from spn.models.dag import build  # noqa: E402

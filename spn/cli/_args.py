@@ -1,0 +1,155 @@
+"""Options shared by the commands, each defined once, and checked argparse types.
+
+>>> positive_int("3"), probability("0.9")
+(3, 0.9)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from spn.defaults import MAX_STATES, RTOL
+from spn.exceptions import ModelError, SpnError
+
+METHODS = ("auto", "direct", "gmres", "bicgstab", "power", "sor")
+
+
+def checked(convert, ok, expected: str):
+    """An argparse type: ``convert`` the text, then insist on ``ok(value)``; else say what was expected."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    return parse
+
+
+def library_type(parse):
+    """An argparse type from a library parser: its SpnError becomes the usage error."""
+
+    def convert(text: str):
+        try:
+            return parse(text)
+        except SpnError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return convert
+
+
+int_at_least_two = checked(int, lambda v: v >= 2, "an integer >= 2")
+non_negative_int = checked(int, lambda v: v >= 0, "an integer >= 0")
+positive_int = checked(int, lambda v: v >= 1, "an integer >= 1")
+probability = checked(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+non_negative_float = checked(float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
+positive_float = checked(float, lambda v: math.isfinite(v) and v > 0, "a number > 0")
+
+
+def parse_option(flag: str, parse, text):
+    """``parse(text)`` for the value of ``flag``; a library error about it is restated as ``--flag: ...``.
+
+    >>> parse_option("--vary", int, "3")
+    3
+    """
+    try:
+        return parse(text)
+    except SpnError as error:
+        message = str(error).removeprefix(flag.lstrip("-") + ": ")
+        raise ModelError(f"{flag}: {message}") from None
+
+
+def _percentiles(text: str) -> tuple:
+    from spn.analysis.plan import parse_percentiles
+
+    return library_type(parse_percentiles)(text)
+
+
+# --------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------
+
+
+def add_model(parser) -> None:
+    parser.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
+
+
+def add_set(parser, help: str = "override a value (repeatable)") -> None:
+    parser.add_argument("--set", metavar="PATH=VALUE", action="append", default=[], help=help)
+
+
+def add_method(parser) -> None:
+    parser.add_argument("--method", choices=METHODS, default="auto", help="steady-state solver (default: auto)")
+
+
+def add_max_states(parser, help: str) -> None:
+    parser.add_argument("--max-states", type=positive_int, default=MAX_STATES, metavar="N", help=help)
+
+
+def add_json(parser, help: str = "print one JSON object instead of a table") -> None:
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def add_solver_options(parser, *, tol_help: str = "solver tolerance (default: %(default)s)",
+                       max_states_help: str = "stop exploring past N tangible states (default: %(default)s)",
+                       json_help: str = "print one JSON object instead of a table") -> None:
+    """--method, --tol, --max-states and --json: what :func:`solver_options` reads."""
+    add_method(parser)
+    parser.add_argument("--tol", type=positive_float, default=RTOL, metavar="T", help=tol_help)
+    add_max_states(parser, max_states_help)
+    add_json(parser, json_help)
+
+
+def add_distribution(parser) -> None:
+    """``--percentiles`` and ``--deadline``: the execution-time distribution of a tagged job."""
+    parser.add_argument("--percentiles", type=_percentiles, default=None, metavar="Q,Q,...",
+                        help="execution-time percentiles to report, e.g. 50,90,99 (from the distribution of a "
+                        "tagged job's execution time; see docs/percentiles.md)")
+    parser.add_argument("--deadline", type=positive_float, default=None, metavar="SECONDS",
+                        help="also report P(execution time <= SECONDS)")
+
+
+def add_seed(parser) -> None:
+    parser.add_argument("--seed", type=non_negative_int, default=None, metavar="S",
+                        help="random seed (an integer >= 0); the same seed repeats the run exactly")
+
+
+# --------------------------------------------------------------------------
+# What the commands do with them
+# --------------------------------------------------------------------------
+
+
+def solver_options(args) -> dict:
+    """The keyword arguments of the library's solving functions, from --method/--tol/--max-states/--json."""
+    return {"method": args.method, "rtol": args.tol, "max_states": args.max_states, "progress": progress(args)}
+
+
+def progress(args) -> bool:
+    """Progress on stderr: only to a terminal, and never beside --json."""
+    return sys.stderr.isatty() and not args.json
+
+
+def description(args):
+    """The model description of MODEL with the --set overrides applied."""
+    from spn.description import load_description
+
+    return load_description(args.model, args.set)
+
+
+def print_json(data) -> None:
+    print(json.dumps(data, indent=2))
+
+
+def print_result(args, result: dict, table) -> None:
+    """``result`` as JSON with --json, else as the human ``table(result)``."""
+    print(json.dumps(result, indent=2) if args.json else table(result))
+
+
+def one_line(message) -> str:
+    return " ".join(str(message).split())

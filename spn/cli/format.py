@@ -1,0 +1,158 @@
+"""The human-readable tables the commands print (``--json`` prints the dictionaries instead).
+
+>>> print(_rows([("model", "m"), ("users (N)", "3")]))
+model      m
+users (N)  3
+"""
+
+from __future__ import annotations
+
+#: label width of the solve table's extra rows (percentiles, deadline, distribution)
+_SOLVE_WIDTH = len("mean execution time")
+
+
+def _rows(rows) -> str:
+    """``label  value`` lines, the labels padded to the longest."""
+    width = max(len(label) for label, _ in rows)
+    return "\n".join(f"{label:<{width}}  {value}" for label, value in rows)
+
+
+def _columns(table, right_aligned: int = 0) -> list:
+    """The rows of ``table`` (lists of cells) with padded columns; the first ``right_aligned`` are right-aligned."""
+    widths = [max(len(row[k]) for row in table) for k in range(len(table[0]))]
+    return ["  ".join(cell.rjust(w) if k < right_aligned else cell.ljust(w)
+                      for k, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in table]
+
+
+def _interval(value, low, high, digits=6) -> str:
+    return f"{value:.{digits}g}  [{low:.{digits}g}, {high:.{digits}g}]"
+
+
+def format_report(result: dict) -> str:
+    """The human table of ``spn solve`` for a report's ``as_dict()``.
+
+    >>> print(format_report({"model": "m", "users": 3, "think_time": 10.0, "containers": 4,
+    ...     "mean_execution_time": 12.5, "throughput": 0.133, "utilization": 0.5,
+    ...     "tangible_states": 10, "transitions": 30,
+    ...     "solver": {"method": "direct", "iterations": 1, "residual": 1e-16, "converged": True},
+    ...     "timings": {"explore_s": 0.01, "solve_s": 0.002, "total_s": 0.015}}).splitlines()[4])
+    mean execution time  12.5 s
+    """
+    solver = result["solver"]
+    timings = result["timings"]
+    converged = "converged" if solver["converged"] else "NOT CONVERGED"
+    return _rows([
+        ("model", result["model"]),
+        ("users (N)", f"{result['users']}"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{result['mean_execution_time']:.6g} s"),
+        ("throughput", f"{result['throughput']:.6g} jobs/s"),
+        ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("tangible states", f"{result['tangible_states']:,}"),
+        ("transitions", f"{result['transitions']:,}"),
+        ("solver", f"{solver['method']}, {solver['iterations']} iterations, "
+                   f"residual {solver['residual']:.3g}, {converged}"),
+        ("time", f"explore {timings['explore_s']:.3f} s, solve {timings['solve_s']:.3f} s, "
+                 f"total {timings['total_s']:.3f} s"),
+    ])
+
+
+def format_distribution(result: dict) -> str:
+    """``spn solve --percentiles/--deadline``: the solve table plus the execution-time distribution."""
+    width = _SOLVE_WIDTH
+    lines = [format_report(result)]
+    for key, seconds in result.get("percentiles", {}).items():
+        lines.append(f"{'P' + key + ' execution time':<{width}}  {seconds:.6g} s")
+    if result.get("deadline") is not None:
+        label = f"P(R <= {result['deadline']:g} s)"
+        lines.append(f"{label:<{width}}  {result['deadline_probability']:.6g}")
+    d = result["execution_time_distribution"]
+    lines.append(f"{'distribution':<{width}}  {d['method']}, {d['iterations']:,} steps, "
+                 f"{d['transient_states']:,} states, {d['seconds']:.3f} s")
+    return "\n".join(lines)
+
+
+def format_net_report(result: dict) -> str:
+    """``spn solve net.pnml``: mean tokens of every place and throughput of every activity."""
+    solver = result["solver"]
+    lines = [f"{'net':<22}{result['model']}", f"{'tangible states':<22}{result['tangible_states']}",
+             f"{'transitions':<22}{result['transitions']}",
+             f"{'solver':<22}{solver['method']}, {solver['iterations']} iterations, residual "
+             f"{solver['residual']:.2g}, {'converged' if solver['converged'] else 'NOT converged'}",
+             "", f"{'place':<30}{'mean tokens':>14}"]
+    lines += [f"{name:<30}{value:>14.6g}" for name, value in result["places"].items()]
+    lines += ["", f"{'activity':<30}{'throughput':>14}"]
+    lines += [f"{name:<30}{value:>14.6g}" for name, value in result["activities"].items()]
+    return "\n".join(lines)
+
+
+def format_simulation(result: dict) -> str:
+    """The human table of ``spn simulate`` for a report's ``as_dict()``."""
+    level = f"{100 * result['confidence']:g}% CI"
+    precision = result["rel_precision"]
+    rule = ("fixed count" if precision is None else
+            f"precision {100 * precision:g} % {'met' if result['precision_met'] else 'NOT MET'}")
+    return _rows([
+        ("model", result["model"]),
+        ("engine", result["engine"] + (" (finished tasks pooled across jobs, as in the net)"
+                                       if result.get("pool_finished_tasks") else "")),
+        ("users (N)", f"{result['users']}"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{_interval(result['mean_execution_time'], result['ci_low'], result['ci_high'])} s"
+                                f"  ({level}, +/-{100 * result['rel_half_width']:.2g} %)"),
+        ("throughput", f"{_interval(result['throughput'], result['throughput_ci_low'], result['throughput_ci_high'])}"
+                       f" jobs/s"),
+        ("utilisation", _interval(100 * result["utilization"], 100 * result["utilization_ci_low"],
+                                  100 * result["utilization_ci_high"], 4) + " %"),
+        ("replications", f"{result['replications']} x {result['jobs_per_replication']} jobs "
+                         f"(warm-up {result['warmup_jobs']}), {rule}"),
+        ("events", f"{result['events']:,} timed, {result['instant_firings']:,} instantaneous"),
+        ("seed", f"{result['seed']}"),
+        ("time", f"{result['seconds']:.3f} s"),
+    ])
+
+
+def format_comparison(result: dict) -> str:
+    """The human table of ``spn compare`` for a comparison's ``as_dict()``."""
+    labels = {"mean_execution_time": "mean execution time (s)", "throughput": "throughput (jobs/s)",
+              "utilization": "utilisation"}
+    engines = list(result["simulations"])
+    level = next(iter(result["simulations"].values()))["confidence"] if engines else 0.95
+    table = [["measure", "analytic"] + [f"{e} simulation ({100 * level:g}% CI)" for e in engines]]
+    for measure, row in result["measures"].items():
+        line = [labels[measure], "n/a" if row["analytic"] is None else f"{row['analytic']:.6g}"]
+        for e in engines:
+            cell = row[e]
+            mark = " *" if cell["contains_analytic"] is False else ""
+            line.append(f"{_interval(cell['value'], cell['ci_low'], cell['ci_high'])}{mark}")
+        table.append(line)
+    lines = [f"model {result['model']}"]
+    if result["analytic"] is not None:
+        lines[0] += f" (analytic: {result['analytic']['tangible_states']:,} tangible states)"
+    lines += _columns(table)
+    if result["analytic_note"]:
+        lines.append(f"analytic: {result['analytic_note']}")
+    for engine, sim in result["simulations"].items():
+        lines.append(f"{engine}: {sim['replications']} replications, {sim['events']:,} events, "
+                     f"{sim['seconds']:.2f} s")
+    if result["flags"]:
+        lines.append("* analytic value outside the simulation interval:")
+        lines += [f"  {flag}" for flag in result["flags"]]
+    lines.append(f"seed {result['seed']}")
+    return "\n".join(lines)
+
+
+def format_plan(result) -> str:
+    """``spn plan``: the answer, any evidence against monotonicity, and every value solved."""
+    metrics = list(dict.fromkeys(t.metric for t in result.targets))
+    table = [[result.path, *(f"{m} (s)" for m in metrics), "meets"]]
+    for p in result.points:
+        mark = "  <- answer" if p.value == result.answer else ""
+        table.append([str(p.value), *(f"{p.metrics[m]:.6g}" for m in metrics), ("yes" if p.met else "no") + mark])
+    lines = [result.summary()]
+    lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
+    lines += _columns(table, right_aligned=len(table[0]) - 1)
+    lines.append(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
+    return "\n".join(lines)

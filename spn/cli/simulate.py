@@ -1,0 +1,96 @@
+"""``spn simulate`` (estimates with confidence intervals) and ``spn compare`` (analytic beside simulation)."""
+
+from __future__ import annotations
+
+import sys
+
+from spn.cli import _args
+from spn.cli.format import format_comparison, format_simulation
+
+
+def register(commands) -> None:
+    simulate = commands.add_parser(
+        "simulate",
+        help="estimate the measures by simulation, with confidence intervals",
+        description="Simulate a model description (any task-time law) in independent replications and "
+        "report the mean execution time, throughput and utilisation with Student-t confidence intervals.",
+    )
+    compare = commands.add_parser(
+        "compare",
+        help="analytic solution and both simulators side by side",
+        description="Solve a model description analytically (Erlang/exponential laws only) and simulate it "
+        "with the net and the cluster simulators; flag analytic values outside a simulation interval.",
+    )
+    for sub in (simulate, compare):
+        _add_replication_options(sub)
+    simulate.add_argument("--engine", choices=("net", "cluster"), default="net",
+                          help="net: the application net (default); cluster: the job-level simulator")
+    simulate.add_argument("--jobs", type=_args.positive_int, default=None, metavar="K",
+                          help="job completions measured per replication (default: max(200, 20 N))")
+    simulate.add_argument("--warmup-jobs", type=_args.non_negative_int, default=None, metavar="W",
+                          help="job completions discarded at the start of each replication (default: 2 N + 10)")
+    simulate.add_argument("--pool-finished-tasks", action="store_true",
+                          help="cluster engine: count a phase's finished tasks across jobs, as the net does "
+                          "(to measure what that modelling assumption changes)")
+    simulate.set_defaults(run=run_simulate)
+    _args.add_method(compare)
+    _args.add_max_states(compare, "skip the analytic solution past N tangible states (default: %(default)s)")
+    compare.set_defaults(run=run_compare)
+
+
+def _add_replication_options(sub) -> None:
+    """MODEL, --set, and how many replications, how precise, how long."""
+    _args.add_model(sub)
+    _args.add_set(sub, "override a value, e.g. workload.users=5 (repeatable)")
+    sub.add_argument("--replications", type=_args.int_at_least_two, default=10, metavar="R",
+                     help="replications run first (default: 10); with --rel-precision 0, exactly R")
+    _args.add_seed(sub)
+    sub.add_argument("--confidence", type=_args.probability, default=0.95, metavar="P",
+                     help="confidence level of the intervals (default: 0.95)")
+    sub.add_argument("--rel-precision", type=_args.non_negative_float, default=0.01, metavar="E",
+                     help="add replications until the interval of the mean execution time has relative "
+                     "half-width <= E (default: 0.01; 0 turns the rule off)")
+    sub.add_argument("--max-replications", type=_args.int_at_least_two, default=2000, metavar="N",
+                     help="stop adding replications at N (default: 2000)")
+    sub.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                     help="stop adding replications after T seconds of simulation")
+    _args.add_json(sub)
+
+
+def _replication_options(args) -> dict:
+    return {"seed": args.seed, "replications": args.replications, "confidence": args.confidence,
+            "rel_precision": args.rel_precision, "max_replications": args.max_replications,
+            "max_seconds": args.max_seconds, "progress": _args.progress(args)}
+
+
+def run_simulate(args) -> int:
+    """``spn simulate``: description -> replications -> estimates on stdout."""
+    description = _args.description(args)
+    from spn.simulation import simulate_description
+
+    report = simulate_description(description, engine=args.engine, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
+                                  pool_finished_tasks=args.pool_finished_tasks, **_replication_options(args))
+    _warn_precision(report)
+    _args.print_result(args, report.as_dict(), format_simulation)
+    return 0
+
+
+def run_compare(args) -> int:
+    """``spn compare``: analytic vs the net and cluster simulators."""
+    description = _args.description(args)
+    from spn.simulation import compare_description
+
+    comparison = compare_description(description, method=args.method, max_states=args.max_states,
+                                     **_replication_options(args))
+    for report in comparison.simulations.values():
+        _warn_precision(report)
+    _args.print_result(args, comparison.as_dict(), format_comparison)
+    return 0
+
+
+def _warn_precision(report) -> None:
+    if not report.precision_met:
+        print(f"spn: warning: {report.engine} simulation: relative half-width "
+              f"{100 * report.mean_execution_time.rel_half_width:.3g} % is above --rel-precision "
+              f"{100 * report.rel_precision:g} % after {report.replications} replications "
+              f"(raise --max-replications or --max-seconds)", file=sys.stderr)
