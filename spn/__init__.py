@@ -21,6 +21,7 @@ import importlib
 
 from spn.exceptions import (
     ConvergenceError,
+    ImplausibleResultError,
     LogFormatError,
     ModelError,
     NotErgodicError,
@@ -52,7 +53,7 @@ _LAZY = {
     "fit_logs": "spn.fit.logs",
 }
 
-__all__ = ["ConvergenceError", "LogFormatError", "ModelError", "NotErgodicError", "SpnError",
+__all__ = ["ConvergenceError", "ImplausibleResultError", "LogFormatError", "ModelError", "NotErgodicError", "SpnError",
            "StateSpaceLimitError", "TimelessTrapError", *_LAZY]
 
 

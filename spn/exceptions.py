@@ -68,5 +68,16 @@ class ConvergenceError(SpnError):
         )
 
 
+class ImplausibleResultError(ConvergenceError):
+    """A steady state, or a measure computed from it, is impossible: a probability outside
+    [0, 1], probabilities not summing to 1, a throughput that is not positive and finite, a
+    negative execution time, a utilisation outside [0, 1]. The numbers cannot be trusted,
+    as after a solver that did not converge (``result``: the solver's result, if known)."""
+
+    def __init__(self, message: str, result=None):
+        self.result = result
+        SpnError.__init__(self, f"implausible steady state: {message}")
+
+
 class LogFormatError(SpnError):
     """An execution log could not be read."""

@@ -12,12 +12,16 @@ its state space, the steady state); :func:`solve_description` reports what
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError
-from spn.measures import JobMeasures, expected_tokens, job_measures, throughput
+from spn.measures import (
+    ImplausibleResultError, JobMeasures, check_distribution, expected_tokens, job_measures,
+    throughput,
+)
 from spn.models.dag import ApplicationNet, build
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import StateSpace, explore
@@ -82,6 +86,13 @@ def _explore_and_solve(net, *, method, rtol, max_states, progress, raise_on_nonc
     return ss, result, explored - started, time.perf_counter() - explored
 
 
+def _with_solver(error: ImplausibleResultError, result: SolverResult) -> ImplausibleResultError:
+    """``error`` again, saying which solve gave the impossible numbers."""
+    return ImplausibleResultError(
+        f"{str(error).removeprefix('implausible steady state: ')} (from {result.method}: residual "
+        f"{result.residual:.3g}, imbalance {result.imbalance:.3g})", result)
+
+
 def build_application(desc) -> ApplicationNet:
     """The composed net of a description, refusing task-time laws a CTMC cannot carry exactly.
 
@@ -115,9 +126,15 @@ def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
     ss, result, explore_s, solve_s = _explore_and_solve(
         app.net, method=method, rtol=rtol, max_states=max_states, progress=progress,
         raise_on_nonconvergence=raise_on_nonconvergence)
-    measures = job_measures(ss, result.x, users=app.users, think_time=app.think_time,
-                            end_activity=app.end_activity, think_place=app.think_place,
-                            container_place=app.container_place, containers=app.containers)
+    # measures of an unconverged solve (asked for with raise_on_nonconvergence=False) are
+    # returned unchecked, beside result.converged = False; those of a converged one never are
+    try:
+        measures = job_measures(ss, result.x, users=app.users, think_time=app.think_time,
+                                end_activity=app.end_activity, think_place=app.think_place,
+                                container_place=app.container_place, containers=app.containers,
+                                check=result.converged)
+    except ImplausibleResultError as error:
+        raise _with_solver(error, result) from None
     report = SolveReport(
         model=desc.name, users=app.users, think_time=app.think_time, containers=app.containers,
         measures=measures, tangible_states=ss.n_states, transitions=ss.n_transitions, solver=result,
@@ -167,5 +184,15 @@ def solve_net(net, *, method: str = "auto", rtol: float = RTOL, max_states: int 
     pi = result.x
     places = {p.name: expected_tokens(ss, pi, p.name) for p in net.places}
     activities = {a.name: throughput(ss, pi, a.name) for a in net.activities}
+    if result.converged:
+        try:
+            check_distribution(pi)
+            bad = [f"{kind} {name} = {value:.6g}" for kind, values in
+                   (("mean tokens of", places), ("throughput of", activities))
+                   for name, value in values.items() if not (math.isfinite(value) and value >= 0)]
+            if bad:
+                raise ImplausibleResultError("; ".join(bad))
+        except ImplausibleResultError as error:
+            raise _with_solver(error, result) from None
     return NetReport(net.name, places, activities, ss.n_states, ss.n_transitions, result,
                      explore_s, solve_s, time.perf_counter() - started)

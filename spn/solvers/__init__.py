@@ -1,4 +1,4 @@
-"""Solvers for the CTMC of a net: steady state (direct, Krylov + ILU, power, SOR) and passage times.
+"""Solvers for the CTMC of a net: steady state (direct, GTH, Krylov + ILU, power, SOR) and passage times.
 
 >>> import scipy.sparse as sp
 >>> from spn.solvers import steady_state

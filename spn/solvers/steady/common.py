@@ -1,13 +1,11 @@
 """What every steady-state method shares: the result object, the stopping rule, normalisation.
 
 A method solves ``pi Q = 0``, ``sum(pi) = 1`` for the transposed generator ``QT``
-of an irreducible chain. With ``pi`` normalised to sum 1 and ``Lambda = max_i |q_ii|``,
-every method stops by one rule::
-
-    converged  <=>  ||pi Q||_1 <= atol + rtol * Lambda
-
-and reports ``residual = ||x Q||_1`` of the ``x`` it returns (negatives clipped to
-0, then scaled to sum 1), so residuals compare across methods.
+of an irreducible chain. Every method stops by one rule
+(:class:`~spn.solvers.steady.rule.Rule`: the normwise residual, and the balance of
+every state and of every group of states), and reports ``residual = ||x Q||_1`` and
+``imbalance`` of the ``x`` it returns (negatives clipped to 0, then scaled to sum 1),
+so they compare across methods.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> QT = sp.csr_array([[-2.0, 1.0], [2.0, -1.0]])
@@ -24,11 +22,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse.linalg as sla
+
+from spn.solvers.steady.rule import UNIT_ROUNDOFF, Balance, Rule, max_rate, residual_bound
 
 __all__ = [
-    "SolverResult", "CONVERGED", "MAXITER", "BREAKDOWN", "SETUP_FAILED", "STATUS_TEXT",
-    "DEFAULT_MAXITER", "max_rate", "residual_bound", "residual", "normalise", "normalise_in_place",
-    "start", "begin", "first_pin", "pinned_system", "column_ordering", "finish",
+    "BREAKDOWN", "CONVERGED", "DEFAULT_MAXITER", "MAXITER", "SETUP_FAILED", "STATUS_TEXT",
+    "Balance", "Rule", "SolverResult", "begin", "column_ordering", "finish", "first_pin",
+    "max_rate", "normalise", "normalise_in_place", "pinned_system", "repair", "residual",
+    "residual_bound", "start",
 ]
 
 #: ``SolverResult.status`` codes
@@ -53,12 +55,14 @@ class SolverResult:
     """Outcome of a steady-state solve (shaped like SciPy's ``OptimizeResult``).
 
     ``x``: stationary distribution (float64, ``x >= 0``, ``sum(x) == 1``).
-    ``converged``: ``residual <= atol + rtol * Lambda``.
+    ``converged``: ``x`` meets the stopping rule (:class:`~spn.solvers.steady.rule.Rule`).
     ``status``: 0 converged, 1 ``maxiter`` reached, 2 breakdown or stagnation
     (includes a direct solve whose residual stays above the tolerance),
     3 set-up failed (LU factorisation singular or out of memory).
     ``niter``: iterations (see ``steady_state``).
-    ``residual``: ``||x Q||_1``.  ``seconds``: wall time of the whole call.
+    ``residual``: ``||x Q||_1``; ``imbalance``: how far the worst state, or group of
+    states, is from balance (:class:`~spn.solvers.steady.rule.Rule`).
+    ``seconds``: wall time of the whole call.
     ``method``: method that produced ``x``; ``fallback_from``: methods tried
     before it that did not converge (``auto`` only).
 
@@ -78,18 +82,7 @@ class SolverResult:
     seconds: float
     method: str
     fallback_from: tuple = ()
-
-
-def max_rate(QT) -> float:
-    """``Lambda = max_i |q_ii|`` of a (transposed) generator."""
-    return float(np.abs(QT.diagonal()).max(initial=0.0))
-
-
-def residual_bound(lam: float, rtol: float, atol: float) -> float:
-    """The right-hand side of the stopping rule, ``atol + rtol * Lambda``."""
-    if not (rtol >= 0 and atol >= 0):
-        raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
-    return atol + rtol * lam
+    imbalance: float = math.nan
 
 
 def residual(QT, x) -> float:
@@ -134,16 +127,16 @@ def start(x0, n):
     return x
 
 
-def begin(QT, method, rtol, atol, maxiter, x0):
-    """What an iterative method starts from: ``(started, bound, maxiter, x)``.
+def begin(QT, method, rtol, atol, ctol, maxiter, x0, rule=None):
+    """What an iterative method starts from: ``(started, rule, maxiter, x)``.
 
-    The clock, the bound ``atol + rtol * Lambda`` of the stopping rule, ``maxiter``
-    (the method's default when None) and a fresh normalised first iterate.
+    The clock, the stopping :class:`Rule` (``rule``, or one for ``rtol, atol, ctol``),
+    ``maxiter`` (the method's default when None) and a fresh normalised first iterate.
     """
     started = time.perf_counter()
-    bound = residual_bound(max_rate(QT), rtol, atol)
+    rule = rule or Rule(QT, rtol=rtol, atol=atol, ctol=ctol)
     maxiter = DEFAULT_MAXITER[method] if maxiter is None else int(maxiter)
-    return started, bound, maxiter, start(x0, QT.shape[0])
+    return started, rule, maxiter, start(x0, QT.shape[0])
 
 
 def first_pin(x0) -> int:
@@ -194,11 +187,58 @@ def column_ordering(A, otherwise: str) -> str:
     return "NATURAL" if envelope <= _NATURAL_ENVELOPE * A.nnz else otherwise
 
 
-def finish(x, res, status, message, niter, *, bound, method, started) -> SolverResult:
-    """The :class:`SolverResult` of a method: ``converged`` and ``status`` follow the stopping rule."""
-    converged = bool(res <= bound)
+#: ``repair`` solves for at most this many states at once (a sparse LU of their block)
+REPAIR_MAX_STATES = 500_000
+
+
+def repair(QT, x, rule, *, rounds=3):
+    """Re-solve the states that do not balance, the others held fixed: ``(x, states re-solved)``.
+
+    A Krylov iterate is accurate in norm but carries an absolute noise on every entry, about
+    its residual over the rates, or a roundoff of the largest probability; it leaves the
+    probabilities within ``4 / ctol`` of that noise with too little relative accuracy (or
+    clipped to 0). Those states, and the others that do not balance, ``B``, solve
+    ``x_B Q_BB = -x_R Q_RB`` given the rest ``R`` (one block Gauss-Seidel step, by sparse LU
+    of ``Q_BB``); a few rounds catch the neighbours whose inflow it changed. Returns ``x``
+    unchanged when that fails or ``B`` is too large.
+    """
+    solved = 0
+    for round_ in range(rounds):
+        B = rule.unbalanced(x)
+        if round_ == 0:         # later rounds: only what the first one left unbalanced
+            noise = max(residual(QT, x) / max(max_rate(QT), 1e-300), UNIT_ROUNDOFF * float(x.max()))
+            B = np.union1d(B, np.flatnonzero(x < 4.0 * noise / max(rule.ctol, 1e-300)))
+        if B.size == 0 or B.size > REPAIR_MAX_STATES or B.size == x.size:
+            break
+        rest = np.ones(x.size, dtype=bool)
+        rest[B] = False
+        rows = QT[B]
+        A = rows[:, B].tocsc()
+        try:
+            y = sla.splu(A, permc_spec=column_ordering(A, "COLAMD")).solve(-(rows[:, rest] @ x[rest]))
+        except (RuntimeError, MemoryError):
+            break
+        z = x.copy()
+        z[B] = y
+        z = normalise(z)
+        if z is None:
+            break
+        x, solved = z, solved + B.size
+    return x, solved
+
+
+def finish(x, status, message, niter, *, rule, method, started, entrywise=False) -> SolverResult:
+    """The :class:`SolverResult` of a method: ``converged`` and ``status`` follow the stopping rule,
+    checked here on ``x`` itself (``entrywise``: see ``Rule.met``); a failed check is named in
+    the message."""
+    bal = rule.check(x, full=True)
+    valid = bool(np.all(np.isfinite(x)) and np.all(x >= 0) and abs(x.sum() - 1.0) <= 1e-9)
+    converged = valid and rule.met(bal, entrywise=entrywise)
     status = CONVERGED if converged else (status or BREAKDOWN)
+    why = "" if converged else (rule.verdict(bal) if valid else "not a probability vector")
     return SolverResult(
-        x=x, converged=converged, status=status, message=f"{STATUS_TEXT[status]}: {message}",
-        niter=int(niter), residual=float(res), seconds=time.perf_counter() - started, method=method,
+        x=x, converged=converged, status=status,
+        message=f"{STATUS_TEXT[status]}: {message}" + (f"; {why}" if why else ""),
+        niter=int(niter), residual=bal.residual, seconds=time.perf_counter() - started, method=method,
+        imbalance=bal.imbalance,
     )

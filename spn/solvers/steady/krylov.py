@@ -4,7 +4,10 @@ Both iterate on the system pinned at one state
 (:func:`~spn.solvers.steady.common.pinned_system`), re-pinned at the likeliest state
 when the pinned one turns out tiny; ILU falls back to a Jacobi preconditioner when
 it fails or blows up. SciPy's own tolerances only end inner cycles early: the
-stopping rule checked after every step is ``||pi Q||_1 <= atol + rtol * Lambda``.
+stopping rule checked after every step is that of every method (normwise residual and
+balance, :class:`~spn.solvers.steady.rule.Rule`). Once the residual is small, the states
+whose probabilities the Krylov noise leaves inaccurate are re-solved directly
+(:func:`~spn.solvers.steady.common.repair`).
 
 >>> import scipy.sparse as sp
 >>> QT = sp.csr_array([[-2.0, 1.0], [2.0, -1.0]])     # Q^T of rates 2 (0 -> 1), 1 (1 -> 0)
@@ -19,8 +22,8 @@ import scipy.sparse.linalg as sla
 
 from spn.defaults import RTOL
 from spn.solvers.steady.common import (
-    BREAKDOWN, CONVERGED, MAXITER, SolverResult, begin, column_ordering, finish, first_pin, normalise,
-    pinned_system, residual,
+    BREAKDOWN, CONVERGED, MAXITER, SolverResult, begin, column_ordering, finish, first_pin,
+    normalise, pinned_system, repair,
 )
 
 __all__ = ["gmres", "bicgstab"]
@@ -34,7 +37,8 @@ _MAX_REPINS = 3
 _REPIN_RATIO = 1e-8
 _REPIN_PROGRESS = 1e-3
 _MAX_BICGSTAB_RESTARTS = 10
-_REPIN = -1  # restart BiCGSTAB pinned at another state
+_MAX_REPAIRS = 2
+_RESTART = -1  # restart BiCGSTAB from the current iterate (re-pinned, or repaired)
 
 
 class _Stop(Exception):
@@ -81,6 +85,7 @@ class _PinnedKrylov:
         self.no_ilu = False  # ILU blew up during an iteration: do not retry
         self.notes = []
         self.repins = 0
+        self.repairs = 0
         self.orderings = None     # ILU column orderings still to try, best guess first
         self.pin(k)
 
@@ -141,6 +146,20 @@ class _PinnedKrylov:
             return True
         return False
 
+    def repaired(self, x, bal, rule):
+        """``(x, bal)`` after :func:`~spn.solvers.steady.common.repair` of the states that do not
+        balance, once the residual is small enough (and at most ``_MAX_REPAIRS`` times);
+        None if that does not help."""
+        if self.repairs >= _MAX_REPAIRS or not bal.residual <= rule.bound or rule.met(bal):
+            return None
+        self.repairs += 1
+        x2, solved = repair(self.QT, x, rule)
+        bal2 = rule.check(x2) if solved else bal
+        if not solved or rule.excess(bal2) >= rule.excess(bal):
+            return None
+        self.notes.append(f"{solved} states re-solved by sparse LU of their block")
+        return x2, bal2
+
     def describe(self, what):
         msg = f"{what} with {'Jacobi' if self.jacobi else 'ILU'} preconditioner"
         if self.repins:
@@ -150,22 +169,26 @@ class _PinnedKrylov:
         return msg
 
 
-def gmres(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -> SolverResult:
+def gmres(QT, *, rtol=RTOL, atol=0.0, ctol=None, rule=None, maxiter=None, x0=None,
+          callback=None) -> SolverResult:
     """Restarted GMRES(30) on the pinned system of the transposed generator ``QT`` (CSR, irreducible).
 
     One iteration is one inner GMRES step; ``callback(niter, x, residual)`` runs after
     every restart cycle.
     """
-    started, bound, maxiter, x = begin(QT, "gmres", rtol, atol, maxiter, x0)
+    started, rule, maxiter, x = begin(QT, "gmres", rtol, atol, ctol, maxiter, x0, rule)
     sys_ = _PinnedKrylov(QT, first_pin(x0))
     restart = min(_GMRES_RESTART, QT.shape[0])
-    res = residual(QT, x)
-    best, since_best = res, 0
+    bal = rule.check(x)
+    best, since_best = rule.excess(bal), 0
     niter = 0
     shrink = 1.0
     while True:
-        if res <= bound:
+        if rule.met(bal):
             status = CONVERGED
+            break
+        if not rule.verifiable(bal):
+            status = BREAKDOWN
             break
         if niter >= maxiter:
             status = MAXITER
@@ -181,7 +204,7 @@ def gmres(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -> S
         y = sys_.y_of(x)
         # SciPy's gmres ends a cycle early on the 2-norm of b - A y; ask for a
         # bit less than our rule needs and check our rule after every cycle.
-        inner_atol = 0.5 * bound * shrink * float(y.sum())
+        inner_atol = 0.5 * rule.bound * shrink * float(y.sum())
         count = [0]
 
         def cb(_pr, count=count):
@@ -202,30 +225,37 @@ def gmres(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -> S
             sys_.to_jacobi("ILU-preconditioned GMRES produced NaN/inf")
             continue
         x = x_new
-        res = residual(QT, x)
+        bal = rule.check(x)
+        better = sys_.repaired(x, bal, rule)
+        if better is not None:
+            x, bal = better
         if callback is not None:
-            callback(niter, x.copy(), res)
-        if res < best * 0.99:
-            best, since_best = res, 0
+            callback(niter, x.copy(), bal.residual)
+        excess = rule.excess(bal)
+        if excess < best * 0.99:
+            best, since_best = excess, 0
         else:
             since_best += 1
-        if res > bound and sys_.should_repin(x, res):
+        if rule.met(bal):
+            continue
+        if sys_.should_repin(x, bal.residual):
             shrink, since_best = 1.0, 0
-        elif count[0] < m and res > bound:
+        elif count[0] < m:
             shrink *= 1e-2  # inner tolerance met but our rule not yet: tighten
-    return finish(x, res, status, sys_.describe(f"GMRES({restart})"), niter,
-                  bound=bound, method="gmres", started=started)
+    return finish(x, status, sys_.describe(f"GMRES({restart})"), niter, rule=rule, method="gmres",
+                  started=started)
 
 
-def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -> SolverResult:
+def bicgstab(QT, *, rtol=RTOL, atol=0.0, ctol=None, rule=None, maxiter=None, x0=None,
+             callback=None) -> SolverResult:
     """BiCGSTAB on the pinned system of the transposed generator ``QT`` (CSR, irreducible).
 
     One iteration is one BiCGSTAB step (2 products); ``callback(niter, x, residual)``
     runs after every one.
     """
-    started, bound, maxiter, x = begin(QT, "bicgstab", rtol, atol, maxiter, x0)
+    started, rule, maxiter, x = begin(QT, "bicgstab", rtol, atol, ctol, maxiter, x0, rule)
     sys_ = _PinnedKrylov(QT, first_pin(x0))
-    state = {"x": x, "res": residual(QT, x), "niter": 0}
+    state = {"x": x, "bal": rule.check(x), "niter": 0}
     restarts = 0
 
     def accept(yk, count):
@@ -235,14 +265,21 @@ def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -
         xk = normalise(yk)
         if xk is None:
             return BREAKDOWN
-        rk = residual(QT, xk)
-        state["x"], state["res"] = xk, rk
+        bal = rule.check(xk)
+        better = sys_.repaired(xk, bal, rule)
+        if better is not None:
+            xk, bal = better
+        state["x"], state["bal"] = xk, bal
         if callback is not None and count:
-            callback(state["niter"], xk.copy(), rk)
-        if rk <= bound:
+            callback(state["niter"], xk.copy(), bal.residual)
+        if rule.met(bal):
             return CONVERGED
-        if sys_.should_repin(xk, rk):
-            return _REPIN
+        if better is not None:
+            return _RESTART
+        if not rule.verifiable(bal):
+            return BREAKDOWN
+        if sys_.should_repin(xk, bal.residual):
+            return _RESTART
         return None
 
     def cb(yk):
@@ -250,9 +287,9 @@ def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -
         if stop is not None:
             raise _Stop(stop)
 
-    status = CONVERGED if state["res"] <= bound else MAXITER
+    status = CONVERGED if rule.met(state["bal"]) else MAXITER
     while status != CONVERGED and state["niter"] < maxiter:
-        before = state["res"]
+        before = rule.excess(state["bal"])
         try:
             # atol = tiny: SciPy returns only on an exact 0 residual (or a
             # breakdown, or maxiter); our rule is applied in the callback
@@ -265,7 +302,7 @@ def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -
             stop = accept(y, count=False)
         except _Stop as exc:
             stop, info = exc.status, None
-        if stop == _REPIN:
+        if stop == _RESTART:
             continue
         if stop == BREAKDOWN and not sys_.jacobi:
             sys_.to_jacobi("ILU-preconditioned BiCGSTAB produced NaN/inf")
@@ -281,7 +318,7 @@ def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -
         # info < 0: BiCGSTAB breakdown (rho or omega ~ 0), or an exact solve
         # of the pinned system that still misses our rule: restart from the
         # current iterate while restarts make progress
-        if state["res"] < before and restarts < _MAX_BICGSTAB_RESTARTS:
+        if rule.excess(state["bal"]) < before and restarts < _MAX_BICGSTAB_RESTARTS:
             restarts += 1
             continue
         status = BREAKDOWN
@@ -290,6 +327,6 @@ def bicgstab(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -
     msg = sys_.describe("BiCGSTAB")
     if restarts:
         msg += f"; restarted {restarts} times after breakdown"
-    return finish(state["x"], state["res"], status, msg, state["niter"],
-                  bound=bound, method="bicgstab", started=started)
+    return finish(state["x"], status, msg, state["niter"], rule=rule, method="bicgstab",
+                  started=started)
 

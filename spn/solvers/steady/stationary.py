@@ -3,8 +3,8 @@
 Gauss-Seidel sweeps run compiled (Numba). Each kernel has one signature with fixed
 dtypes (``int32`` indices, ``float64`` values, C-contiguous), so it compiles once per
 installation and is loaded from Numba's cache afterwards; the callers convert their
-arrays to those dtypes. Both methods stop by the rule
-``||pi Q||_1 <= atol + rtol * Lambda``.
+arrays to those dtypes. Both methods stop by the rule of every method (normwise
+residual and balance, :class:`~spn.solvers.steady.rule.Rule`).
 
 >>> import scipy.sparse as sp
 >>> QT = sp.csr_array([[-2.0, 1.0], [2.0, -1.0]])     # Q^T of rates 2 (0 -> 1), 1 (1 -> 0)
@@ -19,8 +19,8 @@ from numba import njit
 
 from spn.defaults import RTOL
 from spn.solvers.steady.common import (
-    BREAKDOWN, CONVERGED, MAXITER, SETUP_FAILED, SolverResult, begin, finish, normalise_in_place,
-    residual, start,
+    BREAKDOWN, CONVERGED, MAXITER, SETUP_FAILED, Balance, SolverResult, begin, finish,
+    normalise_in_place, start,
 )
 
 __all__ = ["power", "sor", "sor_sweep", "residual_norm"]
@@ -96,54 +96,60 @@ def residual_norm(A, x) -> float:
     return float(_residual_norm(indptr, indices, data, _vector(x)))
 
 
-def _iterate(step, x, res, *, bound, maxiter, callback):
-    """Repeat ``res = step(x, res)`` (in place on ``x``; None on breakdown) until the stopping rule.
+#: ``_iterate`` stopped on NaN/inf (else on a chain too stiff to verify, see ``Rule.verifiable``)
+_NAN = "; breakdown (NaN/inf)"
 
-    Returns ``(res, status, niter)``; ``callback(niter, x, residual)`` runs after every step.
+
+def _iterate(step, x, bal, *, rule, maxiter, callback):
+    """Repeat ``bal = step(x, bal)`` (in place on ``x``; None on breakdown) until the stopping rule.
+
+    Returns ``(status, niter, note)``; ``callback(niter, x, residual)`` runs after every step.
     """
     niter = 0
-    while res > bound:
+    while not rule.met(bal):
+        if not rule.verifiable(bal):
+            return BREAKDOWN, niter, ""         # more iterations cannot make it verifiable
         if niter >= maxiter:
-            return res, MAXITER, niter
-        new = step(x, res)
+            return MAXITER, niter, ""
+        new = step(x, bal)
         niter += 1
         if new is None:
-            return res, BREAKDOWN, niter
-        res = new
+            return BREAKDOWN, niter, _NAN
+        bal = new
         if callback is not None:
-            callback(niter, x.copy(), res)
-    return res, CONVERGED, niter
+            callback(niter, x.copy(), bal.residual)
+    return CONVERGED, niter, ""
 
 
-def power(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None) -> SolverResult:
+def power(QT, *, rtol=RTOL, atol=0.0, ctol=None, rule=None, maxiter=None, x0=None,
+          callback=None) -> SolverResult:
     """Power iteration ``x <- x P`` on ``P = I + Q / (1.02 Lambda)``, for the transposed generator ``QT``.
 
     One iteration is one product; ``callback(niter, x, residual)`` runs after every one.
     """
-    started, bound, maxiter, x = begin(QT, "power", rtol, atol, maxiter, x0)
+    started, rule, maxiter, x = begin(QT, "power", rtol, atol, ctol, maxiter, x0, rule)
     lam_u = 1.02 * float(-QT.diagonal().min())
     inv = 1.0 / lam_u
     r = QT @ x
 
-    def step(x, res):
+    def step(x, bal):
         nonlocal r
         x += inv * r                     # x P = x + (x Q) / Lambda_u, with x Q = r
         if normalise_in_place(x) is None:
             return None
         r = QT @ x
-        return float(np.abs(r).sum())
+        return rule.check(x, r)
 
-    res, status, niter = _iterate(step, x, float(np.abs(r).sum()), bound=bound, maxiter=maxiter,
-                                  callback=callback)
-    msg = f"power iteration on P = I + Q/{lam_u:.6g}"
-    if status == BREAKDOWN:
+    status, niter, note = _iterate(step, x, rule.check(x, r), rule=rule, maxiter=maxiter,
+                                   callback=callback)
+    msg = f"power iteration on P = I + Q/{lam_u:.6g}" + note
+    if note:
         x = start(x0, QT.shape[0])
-        res = residual(QT, x)
-        msg += "; breakdown (NaN/inf)"
-    return finish(x, res, status, msg, niter, bound=bound, method="power", started=started)
+    return finish(x, status, msg, niter, rule=rule, method="power", started=started)
 
 
-def sor(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None, omega=1.0) -> SolverResult:
+def sor(QT, *, rtol=RTOL, atol=0.0, ctol=None, rule=None, maxiter=None, x0=None,
+        callback=None, omega=1.0) -> SolverResult:
     """Gauss-Seidel (``omega = 1``) or SOR sweeps on ``Q^T pi = 0``, for the transposed generator ``QT``.
 
     One iteration is one forward sweep (:func:`sor_sweep`), in place: no triangular
@@ -156,39 +162,41 @@ def sor(QT, *, rtol=RTOL, atol=0.0, maxiter=None, x0=None, callback=None, omega=
     """
     if not 0.0 < omega < 2.0:
         raise ValueError(f"omega must be in (0, 2), got {omega}")
-    started, bound, maxiter, x = begin(QT, "sor", rtol, atol, maxiter, x0)
+    started, rule, maxiter, x = begin(QT, "sor", rtol, atol, ctol, maxiter, x0, rule)
     try:
         indptr, indices, data = _kernel_arrays(QT)
     except ValueError as exc:
-        return finish(x, residual(QT, x), SETUP_FAILED, str(exc), 0, bound=bound, method="sor",
-                      started=started)
+        return finish(x, SETUP_FAILED, str(exc), 0, rule=rule, method="sor", started=started)
     d = np.require(QT.diagonal(), np.float64, ["C", "W"])
     omega = float(omega)
     previous = np.empty_like(x)
     damped = 0
 
-    def step(x, res):
+    def balance(x):
+        # the residual from the compiled pass; the rest of the rule once it holds
+        res = float(_residual_norm(indptr, indices, data, x))
+        return rule.check(x) if res <= rule.bound else Balance(res)
+
+    def step(x, bal):
         nonlocal damped
         previous[:] = x
         _sor_sweep(indptr, indices, data, d, x, omega)
         if normalise_in_place(x) is None:
             x[:] = previous
             return None
-        res_new = _residual_norm(indptr, indices, data, x)
-        if res_new >= res:
+        new = balance(x)
+        if not rule.progress(new, bal):
             x += previous
             x *= 0.5
             normalise_in_place(x)
-            res_new = _residual_norm(indptr, indices, data, x)
+            new = balance(x)
             damped += 1
-        return res_new
+        return new
 
-    res, status, niter = _iterate(step, x, _residual_norm(indptr, indices, data, x), bound=bound,
-                                  maxiter=maxiter, callback=callback)
+    status, niter, note = _iterate(step, x, balance(x), rule=rule, maxiter=maxiter, callback=callback)
     msg = "Gauss-Seidel" if omega == 1.0 else f"SOR (omega={omega:g})"
     msg += " sweeps on Q^T"
     if damped:
-        msg += f"; {damped} sweeps damped (residual did not decrease)"
-    if status == BREAKDOWN:
-        msg += "; breakdown (NaN/inf)"
-    return finish(x, res, status, msg, niter, bound=bound, method="sor", started=started)
+        msg += f"; {damped} sweeps damped (no progress)"
+    msg += note
+    return finish(x, status, msg, niter, rule=rule, method="sor", started=started)
