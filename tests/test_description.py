@@ -520,3 +520,43 @@ def test_schema_returns_a_copy():
     schema()["required"].append("nonsense")
 
     assert "nonsense" not in schema()["required"]
+
+
+# --------------------------------------------------------------------------
+# YAML anchors and the bounds of reading
+# --------------------------------------------------------------------------
+
+
+def test_yaml_merge_keys_share_phase_settings(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text(EXAMPLE.read_text().split("phases:")[0] + (
+        "phases:\n"
+        "  - &task {name: map, tasks: 4, task_time: 2.0}\n"
+        "  - {<<: *task, name: reduce, task_time: 3.0}\n"))
+
+    assert [(p.name, p.tasks, p.task_time) for p in load_description(path).phases] == [
+        ("map", 4, 2.0), ("reduce", 4, 3.0)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a: &x [*x]\n", "recursive alias *x"),
+    ("[" * 65 + "]" * 65, "nested deeper than 64 levels"),
+    ("? [1]\n: 2\n", "a key cannot be a list"),
+])
+def test_yaml_that_no_description_needs_is_refused_where_it_is(tmp_path, text, expected):
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+
+    message = load_error(path)
+
+    assert message.startswith(f"{path}:1:") and expected in message
+
+
+def test_numbers_past_the_engines_bounds_are_problems_like_any_other():
+    data = example()
+    data["workload"]["users"] = 10**12
+    data["phases"][1]["task_time"] = 1e-9
+
+    assert error_of(data) == ("workload.users: expected an integer <= 10,000,000, got 1000000000000; "
+                              "phases[1] (reduce).task_time: expected a number of seconds in [1e-06, 1e+09], "
+                              "got 1e-09")

@@ -127,3 +127,20 @@ def test_spn_solve_reads_a_pnml_file(tmp_path, capsys):
     assert out["places"]["PJ"] + out["places"]["PWJ"] <= 2 + 1e-9
     assert np.isclose(out["activities"]["think.TAT"], out["activities"]["d.IAF"], rtol=1e-9)
     assert main(["solve", str(tmp_path / "none.pnml")]) == 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<pnml><net id='x'><place id='p'/><transition id='t'/><transition id='t'/></net></pnml>",
+     "transition 't' is declared twice"),
+    ("<pnml><net id='x'><place id='p'/><transition id='t'><timed><value/></timed></transition></net></pnml>",
+     None),
+    ("<pnml><net id='x'/></pnml>", "a net needs at least one place"),
+    ("<pnml><net id='x'><place id='p'><initialMarking><value>Default,99999999999</value></initialMarking>"
+     "</place></net></pnml>", "99,999,999,999 is more than 10,000,000"),
+])
+def test_pnml_edge_cases(text, message):
+    if message is None:
+        assert from_pnml(text, source="x.pnml").activity("t").priority == 0
+    else:
+        with pytest.raises(ModelError, match=message):
+            from_pnml(text, source="x.pnml")

@@ -32,11 +32,15 @@ from collections.abc import Mapping
 
 from spn.description.model import Cluster, Description, Phase, Workload
 from spn.description.overrides import apply_overrides
-from spn.description.text import DuplicateKeyError, kind, one_line, parse_json, parse_yaml
+from spn.description.text import DuplicateKeyError, TooLargeError, kind, one_line, parse_json, parse_yaml, show
 from spn.description.validate import problems
 from spn.exceptions import ModelError
+from spn.limits import DESCRIPTION_BYTES, MAX_DEPTH, MAX_NODES, read_input
 
 __all__ = ["load_description", "parse_description"]
+
+#: problems reported at most (a hostile file may have a million)
+MAX_PROBLEMS = 50
 
 
 def load_description(path, overrides=()) -> Description:
@@ -69,6 +73,8 @@ def parse_description(data: dict, overrides=(), source=None) -> Description:
         raise ModelError(f"{where}a model description must be a mapping at the top level, got {kind(data)}")
     data = apply_overrides(data, overrides)
     found = problems(data)
+    if len(found) > MAX_PROBLEMS:       # one line that a person can still read
+        found = found[:MAX_PROBLEMS] + [f"and {len(found) - MAX_PROBLEMS:,} more problems"]
     if found:
         if source:
             found = [f"{source}: {problem}" for problem in found]
@@ -77,28 +83,32 @@ def parse_description(data: dict, overrides=(), source=None) -> Description:
 
 
 def _read_file(path: str):
-    """The parsed content of a YAML or JSON file; every failure is a one-line ModelError."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ModelError(f"{path}: is a directory, expected a model description file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelError(f"{path}: cannot read: {one_line(error)}") from None
+    """The parsed content of a YAML or JSON file; every failure is a one-line ModelError.
 
+    Only a regular file of at most :data:`~spn.limits.DESCRIPTION_BYTES` is read, so that
+    ``/dev/zero``, a named pipe or a huge file is refused before anything is read.
+    """
+    data = read_input(path, max_bytes=DESCRIPTION_BYTES, what="model description")
     extension = os.path.splitext(path)[1].lower()
     if extension not in (".yaml", ".yml", ".json"):
         raise ModelError(f"{path}: unknown file type {extension or '(none)'!r}, expected .yaml, .yml or .json")
-
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ModelError(f"{path}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+                         f"{error.start:,}): a model description is YAML or JSON text") from None
     if extension == ".json":
         try:
             return parse_json(text)
         except json.JSONDecodeError as error:
             raise ModelError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
         except DuplicateKeyError as error:
-            raise ModelError(f"{path}: invalid JSON: duplicate key {error.args[0]!r}") from None
+            raise ModelError(f"{path}: invalid JSON: duplicate key {show(error.args[0])}") from None
+        except TooLargeError as error:
+            where = path if error.position is None else f"{path}:{_line_column(text, error.position)}"
+            raise ModelError(f"{where}: JSON {error} (a model description has at most {MAX_DEPTH} levels "
+                             f"and {MAX_NODES:,} values)") from None
 
     import yaml
 
@@ -111,6 +121,12 @@ def _read_file(path: str):
         raise ModelError(f"{where}: invalid YAML: {one_line(what)}") from None
     except yaml.YAMLError as error:
         raise ModelError(f"{path}: invalid YAML: {one_line(error)}") from None
+
+
+def _line_column(text: str, offset: int) -> str:
+    """``line:column`` (both from 1) of an offset in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
 # --------------------------------------------------------------------------

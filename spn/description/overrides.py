@@ -18,8 +18,9 @@ import copy
 from collections.abc import Mapping
 
 from spn.description.text import did_you_mean, kind, one_line, parse_yaml, show
-from spn.description.validate import shared_schema
+from spn.description.validate import _listing, _quoted, shared_schema
 from spn.exceptions import ModelError
+from spn.limits import MAX_DEPTH
 
 __all__ = ["apply_overrides"]
 
@@ -56,7 +57,7 @@ class _OverrideProblem(Exception):
     def __init__(self, text, what: str):
         # Overrides come from the command line's --set, so the problem quotes them that way
         # (tests/test_description.py pins this wording).
-        super().__init__(f"--set {text}: {what}")
+        super().__init__(f"--set {_shown(text)}: {what}")
 
 
 def _apply_override(root: dict, text: str) -> None:
@@ -69,6 +70,9 @@ def _apply_override(root: dict, text: str) -> None:
     keys = path.strip().split(".")
     if any(key == "" for key in keys):
         raise _OverrideProblem(text, "PATH must be dotted names, e.g. phases.map.tasks")
+    if len(keys) > MAX_DEPTH:
+        raise _OverrideProblem(text, f"PATH has {len(keys):,} parts, more than a description's "
+                                             f"{MAX_DEPTH} levels")
     try:
         value = parse_yaml(raw)
     except yaml.YAMLError as error:
@@ -76,7 +80,7 @@ def _apply_override(root: dict, text: str) -> None:
 
     node, node_schema = root, shared_schema()
     for depth, key in enumerate(keys):
-        here = ".".join(keys[:depth]) or "the description"
+        here = _shown(".".join(keys[:depth])) or "the description"
         last = depth == len(keys) - 1
         if isinstance(node, dict):
             properties = node_schema.get("properties") if node_schema else None
@@ -84,7 +88,7 @@ def _apply_override(root: dict, text: str) -> None:
             if key not in node and closed and key not in (properties or {}):
                 known = list(properties or {})
                 raise _OverrideProblem(
-                    text, f"unknown key {key!r} in {here} (known keys: {', '.join(known)}{did_you_mean(key, known)})"
+                    text, f"unknown key {_quoted(key)} in {here} (known keys: {', '.join(known)}{did_you_mean(key, known)})"
                 )
             child_schema = _resolve((properties or {}).get(key)) if node_schema else None
             if last:
@@ -93,7 +97,7 @@ def _apply_override(root: dict, text: str) -> None:
             if key not in node:
                 if child_schema is not None and child_schema.get("type") != "object":
                     unset = ".".join(keys[: depth + 1])
-                    raise _OverrideProblem(text, f"{unset} is not set, so it has no {keys[depth + 1]!r}")
+                    raise _OverrideProblem(text, f"{unset} is not set, so it has no {_quoted(keys[depth + 1])}")
                 node[key] = {}
             index = key
         elif isinstance(node, list):
@@ -105,7 +109,7 @@ def _apply_override(root: dict, text: str) -> None:
                 node[index] = value
                 return
         else:
-            raise _OverrideProblem(text, f"{here} is {show(node)}, not a mapping, so it has no {key!r}")
+            raise _OverrideProblem(text, f"{here} is {show(node)}, not a mapping, so it has no {_quoted(key)}")
         node, node_schema = node[index], child_schema
 
 
@@ -114,19 +118,29 @@ def _list_index(items: list, key: str):
     for index, item in enumerate(items):
         if isinstance(item, dict) and item.get("name") == key:
             return index
-    if key.isdigit() and int(key) < len(items):
+    if _is_index(key) and int(key) < len(items):
         return int(key)
     return None
+
+
+def _is_index(key: str) -> bool:
+    """``"12"`` is an index; ``"²"`` or ``"١"`` (digits to str.isdigit) and 5,000 digits are not."""
+    return key.isascii() and key.isdigit() and len(key) <= 18
+
+
+def _shown(text: str) -> str:
+    """An override as quoted in a problem, cut to a readable length."""
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _missing_item(items: list, key: str, here: str) -> str:
     names = [item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)]
     if here == "phases":
-        listing = f"phases: {', '.join(names)}" if names else "there are no phases"
-        if key.isdigit():
+        listing = f"phases: {_listing(names)}" if names else "there are no phases"
+        if _is_index(key):
             return f"no phase at index {key} ({listing})"
-        return f"unknown phase {key!r} ({listing}{did_you_mean(key, names)})"
-    return f"no item {key!r} in {here} (it has {len(items)} items, indexes 0..{len(items) - 1})"
+        return f"unknown phase {_quoted(key)} ({listing}{did_you_mean(key, names)})"
+    return f"no item {_quoted(key)} in {here} (it has {len(items)} items, indexes 0..{len(items) - 1})"
 
 
 def _resolve(subschema):

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 
 from spn.description.model import DISTRIBUTIONS, LAW_PARAMETER
 from spn.description.text import did_you_mean, show
+from spn.limits import (MAX_COUNT, MAX_CV, MAX_EDGES, MAX_PHASES, MAX_PRIORITY, MAX_SHAPE, MAX_TIME,
+                        MIN_TIME)
 
 __all__ = ["schema", "shared_schema", "problems"]
 
@@ -42,9 +44,33 @@ def shared_schema() -> dict:
     return json.loads(text)
 
 
+#: the longest name of a model or a phase (names end up in place names, messages and CSV columns)
+MAX_NAME = 200
+
+
 def problems(data) -> list[str]:
-    """Every problem of a description mapping: schema violations first, then semantic ones."""
+    """Every problem of a description mapping: schema violations first, then semantic ones.
+
+    A description with more phases or edges than the limits allow gets only that problem:
+    checking each of a million phases would take minutes to say the same thing.
+
+    >>> problems({"phases": [{}] * 20_000})
+    ['phases: 20,000 phases, more than a description may have (5,000 at most)']
+    """
+    found = _size_problems(data)
+    if found:
+        return found
     return _schema_problems(data) + _semantic_problems(data)
+
+
+def _size_problems(data) -> list[str]:
+    found = []
+    if isinstance(data, Mapping):
+        for key, most in (("phases", MAX_PHASES), ("edges", MAX_EDGES)):
+            items = data.get(key)
+            if isinstance(items, list) and len(items) > most:
+                found.append(f"{key}: {len(items):,} {key}, more than a description may have ({most:,} at most)")
+    return found
 
 
 # --------------------------------------------------------------------------
@@ -146,7 +172,7 @@ def _semantic_problems(data: Mapping) -> list[str]:
     Runs even when the schema found problems, on whatever parts are well formed,
     so that one run reports everything.
     """
-    found = _non_finite_problems(data)
+    found = _non_finite_problems(data) + _bound_problems(data)
     phases = data.get("phases")
     if not isinstance(phases, list):
         return found
@@ -158,7 +184,7 @@ def _semantic_problems(data: Mapping) -> list[str]:
         name = phase.get("name")
         if isinstance(name, str) and name:
             if name in first_index:
-                found.append(f"phases[{index}]: duplicate phase name {name!r} (also phases[{first_index[name]}])")
+                found.append(f"phases[{index}]: duplicate phase name {_quoted(name)} (also phases[{first_index[name]}])")
             else:
                 first_index[name] = index
         found += _distribution_problems(_path_text(data, ["phases", index]), phase)
@@ -186,6 +212,58 @@ def _non_finite_problems(data: Mapping) -> list[str]:
     for key, value in data.items():
         if key != "reference":
             walk(value, [key])
+    return found
+
+
+def _bound_problems(data: Mapping) -> list[str]:
+    """Numbers past the bounds of :mod:`spn.limits`: counts the engines can hold, times whose
+    rates stay far from overflow. Values the schema refuses (wrong type, below its minimum)
+    and non-finite ones are left to those checks."""
+    found = []
+
+    def within(path, low, high, what, floor=None):
+        node = data
+        for key in path:
+            if isinstance(node, Mapping) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                return
+        value = node
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return
+        if isinstance(value, float) and not math.isfinite(value):
+            return
+        if floor is not None and value <= floor:
+            return                                  # the schema's own minimum says it
+        if not low <= value <= high:
+            found.append(f"{_path_text(data, list(path))}: expected {what}, got {show(value)}")
+
+    count = f"an integer <= {MAX_COUNT:,}"
+    seconds = f"a number of seconds in [{MIN_TIME:g}, {MAX_TIME:g}]"
+    within(("workload", "users"), 1, MAX_COUNT, count, floor=0)
+    within(("workload", "think_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
+    within(("cluster", "containers"), 1, MAX_COUNT, count, floor=0)
+    name = data.get("name")
+    if isinstance(name, str) and len(name) > MAX_NAME:
+        found.append(f"name: expected at most {MAX_NAME} characters, got {len(name):,}")
+    phases = data.get("phases")
+    for index, phase in enumerate(phases if isinstance(phases, list) else ()):
+        if not isinstance(phase, Mapping):
+            continue
+        name = phase.get("name")
+        if isinstance(name, str) and len(name) > MAX_NAME:
+            found.append(f"phases[{index}].name: expected at most {MAX_NAME} characters, got {len(name):,}")
+        within(("phases", index, "tasks"), 1, MAX_COUNT, count, floor=0)
+        within(("phases", index, "task_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
+        within(("phases", index, "shape"), 1, MAX_SHAPE, f"an integer <= {MAX_SHAPE:,}", floor=0)
+        within(("phases", index, "priority"), -MAX_PRIORITY, MAX_PRIORITY,
+               f"a number in [{-MAX_PRIORITY:g}, {MAX_PRIORITY:g}]")
+        within(("phases", index, "cv"), 0, MAX_CV, f"a number <= {MAX_CV:g}", floor=0)
+        samples = phase.get("samples")
+        for j in range(len(samples) if isinstance(samples, list) else 0):
+            within(("phases", index, "samples", j), MIN_TIME, MAX_TIME, seconds, floor=0)
     return found
 
 
@@ -235,14 +313,15 @@ def _edge_problems(edges: list, first_index: dict) -> list[str]:
         mentioned.update(edge)
         unknown = [end for end in dict.fromkeys(edge) if end not in first_index]
         for end in unknown:
-            found.append(f"edges[{index}]: unknown phase {end!r} (phases: {', '.join(names)})")
+            found.append(f"edges[{index}]: unknown phase {_quoted(end)} (phases: {_listing(names)})")
         if unknown:
             continue
         source, target = edge
         if source == target:
-            found.append(f"edges[{index}]: self-loop on phase {source!r} (a phase cannot follow itself)")
+            found.append(f"edges[{index}]: self-loop on phase {_quoted(source)} (a phase cannot follow itself)")
         elif (source, target) in seen:
-            found.append(f"edges[{index}]: duplicate edge {source} -> {target} (also edges[{seen[source, target]}])")
+            found.append(f"edges[{index}]: duplicate edge {_short(source)} -> {_short(target)} "
+                         f"(also edges[{seen[source, target]}])")
         else:
             seen[source, target] = index
             graph.add_edge(source, target)
@@ -251,7 +330,9 @@ def _edge_problems(edges: list, first_index: dict) -> list[str]:
     groups = [group for group in nx.strongly_connected_components(graph) if len(group) > 1]
     for group in sorted(groups, key=lambda group: min(first_index[name] for name in group)):
         cycle = nx.find_cycle(graph.subgraph(group))
-        path = [source for source, _ in cycle] + [cycle[0][0]]
+        path = [_short(source) for source, _ in cycle] + [_short(cycle[0][0])]
+        if len(path) > 12:
+            path = path[:10] + [f"... ({len(path) - 1:,} phases)", path[-1]]
         found.append(f"edges form a cycle: {' -> '.join(path)} (phases must form a DAG)")
 
     if len(names) > 1:
@@ -260,6 +341,23 @@ def _edge_problems(edges: list, first_index: dict) -> list[str]:
                 where = f"phases[{first_index[name]}] ({name})"
                 found.append(f"{where}: not connected to the other phases (no edge names it)")
     return found
+
+
+def _listing(names, most: int = 10) -> str:
+    """``a, b, c`` or, past ``most`` names, ``a, b, ... (1,000 in all)``."""
+    if len(names) <= most:
+        return ", ".join(map(_short, names))
+    return f"{', '.join(map(_short, names[:most]))}, ... ({len(names):,} in all)"
+
+
+def _short(name, most: int = 40) -> str:
+    """A name from the file, cut to ``most`` characters for a message."""
+    name = str(name)
+    return name if len(name) <= most else name[:most - 3] + "..."
+
+
+def _quoted(name) -> str:
+    return repr(_short(name))
 
 
 # --------------------------------------------------------------------------
@@ -279,13 +377,13 @@ def _path_text(data, path) -> str:
         if isinstance(key, int):
             text += f"[{key}]"
         else:
-            text += f".{key}" if text else str(key)
+            text += f".{_short(key)}" if text else _short(key)
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError):
             node = None
         if depth == 1 and path[0] == "phases" and isinstance(node, dict) and isinstance(node.get("name"), str):
-            text += f" ({node['name']})"
+            text += f" ({_short(node['name'])})"
     return text or "(top level)"
 
 

@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from spn.exceptions import ModelError
+from spn.limits import MAX_COUNT, MAX_XML_ELEMENTS, NET_BYTES, read_input
 from spn.net.erlang import expand_erlang
 from spn.net import InstantActivity, Net, Place, TimedActivity
 
@@ -178,26 +179,72 @@ def _value(element, name, where, default=None):
     v = _child(c, "value")
     if v is None:
         v = _child(c, "text")
-    text = (v.text if v is not None else c.text or "").strip()
+    text = ((v.text if v is not None else c.text) or "").strip()
     return text.split(",", 1)[1] if text.startswith("Default,") else text
 
 
 def _number(text, where, kind=float):
+    shown = text if text is None or len(text) <= 40 else text[:37] + "..."
     try:
-        x = kind(text)
+        x = kind(text) if text is None or len(text) <= 100 else kind("too long")
     except (TypeError, ValueError):
-        raise ModelError(f"{where}: {text!r} is not a number") from None
+        expected = " (expected an integer)" if kind is int else ""
+        raise ModelError(f"{where}: {shown!r} is not a number{expected}") from None
     if kind is float and not math.isfinite(x):
-        raise ModelError(f"{where}: {text!r} is not a finite number")
+        raise ModelError(f"{where}: {shown!r} is not a finite number")
+    if kind is int and abs(x) > MAX_COUNT:
+        raise ModelError(f"{where}: {x:,} is more than {MAX_COUNT:,}")
     return x
 
 
-def from_pnml(text: str, *, source: str = "PNML") -> Net:
-    """A net from PNML text (Storm's, GreatSPN's or spn's dialect)."""
+class _BoundedTree:
+    """ElementTree's builder, refusing more than MAX_XML_ELEMENTS elements or NET_BYTES of text
+    (entity references can expand a small file into much more text than it holds)."""
+
+    def __init__(self, source):
+        self.source = source
+        self.builder = ET.TreeBuilder()
+        self.elements = self.characters = 0
+
+    def start(self, tag, attrib):
+        self.elements += 1
+        if self.elements > MAX_XML_ELEMENTS:
+            raise ModelError(f"{self.source}: more than {MAX_XML_ELEMENTS:,} XML elements, more than "
+                             f"a PNML net can have")
+        return self.builder.start(tag, attrib)
+
+    def end(self, tag):
+        return self.builder.end(tag)
+
+    def data(self, text):
+        self.characters += len(text)
+        if self.characters > NET_BYTES:
+            raise ModelError(f"{self.source}: more than {NET_BYTES:,} characters of XML text, more than "
+                             f"a PNML net can have")
+        return self.builder.data(text)
+
+    def close(self):
+        return self.builder.close()
+
+
+def _parse_xml(text, source):
+    parser = ET.XMLParser(target=_BoundedTree(source))
     try:
-        root = ET.fromstring(text)
+        parser.feed(text)
+        return parser.close()
     except ET.ParseError as err:
         raise ModelError(f"{source}: not well-formed XML ({err})") from None
+
+
+def from_pnml(text: str | bytes, *, source: str = "PNML") -> Net:
+    """A net from PNML text (Storm's, GreatSPN's or spn's dialect).
+
+    >>> from_pnml("<pnml><net id='n'/></pnml>", source="n.pnml")
+    Traceback (most recent call last):
+    ...
+    spn.exceptions.ModelError: n.pnml: a net needs at least one place
+    """
+    root = _parse_xml(text, source)
     net_el = next((e for e in root.iter() if _local(e.tag) == "net"), None)
     if _local(root.tag) != "pnml" or net_el is None:
         raise ModelError(f"{source}: not a PNML file (no <pnml><net>)")
@@ -213,6 +260,8 @@ def from_pnml(text: str, *, source: str = "PNML") -> Net:
     for e in elements:
         if _local(e.tag) == "transition":
             tid = e.get("id")
+            if tid in spec:
+                problems.append(f"{source}: transition {tid!r} is declared twice")
             where = f"{source}: transition {tid!r}"
             timed = _value(e, "timed", where, "false").lower() == "true"
             value = _number(_value(e, "rate", where, "1"), f"{where} rate/weight")
@@ -244,7 +293,7 @@ def from_pnml(text: str, *, source: str = "PNML") -> Net:
         else:
             problems.append(f"{where}: must join a place and a transition ({src!r} -> {dst!r}, type {kind})")
     if problems:
-        raise ModelError(problems)
+        raise ModelError(_capped(problems))
     activities = []
     for tid, s in spec.items():
         arcs = dict(inputs=s["inputs"], outputs=s["outputs"], inhibitors=s["inhibitors"])
@@ -256,16 +305,17 @@ def from_pnml(text: str, *, source: str = "PNML") -> Net:
     try:
         return Net(places, activities, name=name)
     except ModelError as err:
-        raise ModelError([f"{source}: {p}" for p in err.problems]) from None
+        raise ModelError(_capped([f"{source}: {p}" for p in err.problems])) from None
+
+
+def _capped(problems, most: int = 50):
+    """At most ``most`` problems, and how many more (a hostile file may have a million)."""
+    if len(problems) <= most:
+        return problems
+    return problems[:most] + [f"and {len(problems) - most:,} more problems"]
 
 
 def load_pnml(path) -> Net:
-    """Read a ``.pnml`` file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ModelError(f"{path}: cannot be read ({err})") from None
-    return from_pnml(text, source=str(path))
+    """Read a ``.pnml`` file (a regular file of at most :data:`~spn.limits.NET_BYTES`)."""
+    data = read_input(path, max_bytes=NET_BYTES, what="PNML net")
+    return from_pnml(data, source=str(path))

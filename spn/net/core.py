@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spn.exceptions import ModelError
+from spn.limits import MAX_COUNT, MAX_RATE, MAX_SHAPE, MIN_RATE
 
 MARKING_DTYPE = np.int32
+#: places times activities up to which a net keeps the arc vectors of all its activities
+_KEEP_VECTORS = 1 << 22
 
 
 # --------------------------------------------------------------------------- marking view
@@ -106,6 +109,12 @@ class Erlang:
 
     shape: int
     mean: float
+
+    def __post_init__(self):
+        # each stage becomes a place and an activity: a shape of a million would allocate
+        # until killed before any other check runs
+        if isinstance(self.shape, (int, np.integer)) and self.shape > MAX_SHAPE:
+            raise ModelError(f"Erlang shape {self.shape:,} is more than {MAX_SHAPE:,} (stages of one delay)")
 
     @property
     def stage_rate(self) -> float:
@@ -230,7 +239,10 @@ class Net:
             for k, v in self.aggregates.items()
         }
         self._validate()
-        self._vectors = {a.name: self._arc_vectors(a) for a in self.activities}
+        # arc vectors are as long as the net has places: kept for every activity of a small net,
+        # made when asked for in a large one (thousands of activities times thousands of places)
+        self._vectors = {}
+        self._keep_vectors = len(self.places) * len(self.activities) <= _KEEP_VECTORS
         self._check_functions()
 
     # ---- lookup
@@ -260,7 +272,7 @@ class Net:
     # ---- semantics, vectorised over a batch of markings (rows)
     def enabled(self, activity: _Activity, markings: np.ndarray) -> np.ndarray:
         """Boolean array: which markings enable ``activity`` (arcs, inhibitors, input gates)."""
-        need, _, inhibit_idx, inhibit_bound = self._vectors[activity.name]
+        need, _, inhibit_idx, inhibit_bound = self.arc_vectors(activity)
         ok = np.ones(len(markings), dtype=bool)
         for j in np.flatnonzero(need):          # only the input places: one column each
             ok &= markings[:, j] >= need[j]
@@ -279,7 +291,7 @@ class Net:
 
         Order: input arcs, input-gate functions, output arcs, output-gate functions.
         """
-        need, produce, _, _ = self._vectors[activity.name]
+        need, produce, _, _ = self.arc_vectors(activity)
         new = markings - need
         for gate in activity.input_gates:
             if gate.function is not None:
@@ -332,11 +344,18 @@ class Net:
     def describe(self, marking: np.ndarray) -> str:
         """A marking as ``{place: tokens}`` text, places with tokens only."""
         parts = [f"{p.name}={int(t)}" for p, t in zip(self.places, marking) if t]
+        if len(parts) > 20:         # a message stays one readable line
+            parts = parts[:20] + [f"... ({len(parts):,} places hold tokens)"]
         return "{" + ", ".join(parts) + "}"
 
     def arc_vectors(self, activity: _Activity):
         """(need, produce, inhibitor columns, inhibitor bounds) of an activity's arcs, as arrays over places."""
-        return self._vectors[activity.name]
+        vectors = self._vectors.get(activity.name)
+        if vectors is None:
+            vectors = self._arc_vectors(activity)
+            if self._keep_vectors:
+                self._vectors[activity.name] = vectors
+        return vectors
 
     # ---- internals
     def _call(self, activity, function, markings, what):
@@ -358,7 +377,7 @@ class Net:
         return need, produce, idx, bound
 
     def _validate(self):
-        problems = []
+        problems = [] if self.places else ["a net needs at least one place"]
         seen = set()
         for p in self.places:
             if not isinstance(p.name, str) or not p.name:
@@ -368,6 +387,8 @@ class Net:
             seen.add(p.name)
             if not isinstance(p.tokens, (int, np.integer)) or isinstance(p.tokens, bool) or p.tokens < 0:
                 problems.append(f"place {p.name!r}: initial tokens must be an integer >= 0, got {p.tokens!r}")
+            elif p.tokens > MAX_COUNT:
+                problems.append(f"place {p.name!r}: {p.tokens:,} initial tokens, more than {MAX_COUNT:,}")
         names = set()
         for a in self.activities:
             where = f"activity {a.name!r}"
@@ -380,11 +401,16 @@ class Net:
                         problems.append(f"{where}: {kind} arc names unknown place {place!r}")
                     if not isinstance(mult, (int, np.integer)) or isinstance(mult, bool) or mult < 1:
                         problems.append(f"{where}: {kind} arc to {place!r} needs an integer multiplicity >= 1, got {mult!r}")
+                    elif mult > MAX_COUNT:
+                        problems.append(f"{where}: {kind} arc to {place!r} has multiplicity {mult:,}, "
+                                        f"more than {MAX_COUNT:,}")
             if isinstance(a, TimedActivity):
                 problems += self._validate_timed(a, where)
             elif isinstance(a, InstantActivity):
                 if not callable(a.weight) and not (_finite(a.weight) and a.weight > 0):
                     problems.append(f"{where}: weight must be > 0, got {a.weight!r}")
+                elif not callable(a.weight):
+                    problems += _in_range(where, "weight", a.weight)
                 if not _finite(a.priority):
                     problems.append(f"{where}: priority must be a number, got {a.priority!r}")
             else:
@@ -399,15 +425,23 @@ class Net:
             problems.append(f"{where}: give exactly one of rate or erlang")
         if a.rate is not None and not callable(a.rate) and not (_finite(a.rate) and a.rate > 0):
             problems.append(f"{where}: rate must be > 0, got {a.rate!r}")
+        elif a.rate is not None and not callable(a.rate):
+            problems += _in_range(where, "rate", a.rate)
         if a.erlang is not None:
             k, mean = a.erlang.shape, a.erlang.mean
-            if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+            shape_ok = isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1
+            if not shape_ok:
                 problems.append(f"{where}: Erlang shape must be an integer >= 1, got {k!r}")
             if not (_finite(mean) and mean > 0):
                 problems.append(f"{where}: Erlang mean must be > 0, got {mean!r}")
+            elif shape_ok:
+                problems += _in_range(where, "Erlang stage rate (shape / mean)", k / mean)
         if a.servers != 1:
-            if a.servers != "infinite" and not (isinstance(a.servers, (int, np.integer)) and a.servers >= 1):
+            if a.servers != "infinite" and not (isinstance(a.servers, (int, np.integer))
+                                                and not isinstance(a.servers, bool) and a.servers >= 1):
                 problems.append(f"{where}: servers must be 'infinite' or an integer >= 1, got {a.servers!r}")
+            elif a.servers != "infinite" and a.servers > MAX_COUNT:
+                problems.append(f"{where}: {a.servers:,} servers, more than {MAX_COUNT:,}")
             if len(a.inputs) != 1:
                 problems.append(f"{where}: a multi-server activity needs exactly one input place, has {len(a.inputs)}")
         return problems
@@ -438,6 +472,14 @@ class Net:
     def __repr__(self):
         return (f"Net({self.name!r}: {len(self.places)} places, {len(self.timed)} timed and "
                 f"{len(self.instant)} instantaneous activities)")
+
+
+def _in_range(where: str, what: str, value) -> list[str]:
+    """A constant rate or weight within [MIN_RATE, MAX_RATE]: the solvers add and divide rates,
+    and their ratios must stay far from overflow."""
+    if MIN_RATE <= float(value) <= MAX_RATE:
+        return []
+    return [f"{where}: {what} {float(value):g} is outside [{MIN_RATE:g}, {MAX_RATE:g}]"]
 
 
 def _finite(x) -> bool:

@@ -68,6 +68,14 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
     """
     if engine not in ("auto", "numpy", "compiled"):
         raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
+    try:
+        return _explore(net, max_states, progress, engine)
+    except MemoryError:     # the estimate of spn.statespace.guards missed: still a clean stop
+        raise StateSpaceLimitError("ran out of memory while exploring the state space: solve a smaller "
+                                   "configuration, or estimate it by simulation") from None
+
+
+def _explore(net, max_states, progress, engine):
     started = time.perf_counter()
     net = expand_erlang(net)
     if engine == "auto":
@@ -77,8 +85,9 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
             # small chains are explored before the compiled code would have been loaded
             try:
                 return from_parts(net, frontier.explore_frontier(net, SMALL, progress, started), started)
-            except StateSpaceLimitError:
-                pass
+            except StateSpaceLimitError as error:
+                if error.option != "max_states":    # out of memory, not past SMALL states
+                    raise
             if not kernels.ready():     # never make the user wait for a compilation
                 kernels.warm_in_background()
                 engine = "numpy"
@@ -92,5 +101,5 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
             return from_parts(net, parts, started)
         if engine == "compiled":
             raise ValueError("the compiled engine gave up on this net (vanishing loops, very many "
-                             "interleavings, or a trap): use engine='numpy'")
+                             "interleavings, a trap, or too many activities and places): use engine='numpy'")
     return from_parts(net, frontier.explore_frontier(net, max_states, progress, started), started)

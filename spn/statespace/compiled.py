@@ -43,8 +43,10 @@ from numba import njit
 
 from spn.defaults import MAX_STATES
 from spn.exceptions import StateSpaceLimitError
-from spn.net import InstantActivity, Net
-from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain
+from spn.limits import MAX_TOKENS
+from spn.net import Net
+from spn.statespace import guards
+from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
 from spn.statespace.space import Parts
 
 #: the kernel's answers
@@ -81,7 +83,7 @@ def _arrays(table: ActivityTable):
 def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
                   started: float | None = None) -> Parts | None:
     """Explore an Erlang-expanded plain net; None where the NumPy engine must take over."""
-    if not is_plain(net):
+    if not guards.small_and_plain(net):     # (large nets: the NumPy engine keeps their arrays sparse)
         return None
     started = time.perf_counter() if started is None else started
     timed = _arrays(ActivityTable(net, net.timed))
@@ -105,7 +107,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     # states and transitions a lack of room asked for
     counts = np.zeros(8, dtype=np.int64)
     counts[1] = -1
-    last_report = time.perf_counter()
+    last_report, budget = time.perf_counter(), guards.MemoryBudget()
     while True:
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority,
@@ -114,6 +116,8 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             break
         if status == _GIVE_UP:
             return None
+        budget.check(states=int(counts[0]), expanded=max(int(counts[1]), 0), transitions=int(counts[2]),
+                     row_bytes=rows.itemsize * n_places)
         if status == _TOO_MANY:
             raise StateSpaceLimitError.beyond(max_states)
         if status == _ROOM_STATES:
@@ -137,6 +141,8 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             for a in (imp_rows, imp_cols, imp_vals):
                 a.resize(2 * len(a), refcheck=False)
         elif status == _WIDER:
+            if rows.dtype == np.uint32:     # past MAX_TOKENS: the NumPy engine says where
+                return None
             wider = {np.uint8: np.uint16, np.uint16: np.uint32, np.uint32: np.uint64}[rows.dtype.type]
             rows = rows.astype(wider)
         if progress and sys.stderr.isatty() and time.perf_counter() - last_report > 0.5:
@@ -521,7 +527,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     ptr, column, threshold, delta, base = timed[0], timed[1], timed[2], timed[3], timed[4]
     server_column, server_divisor, server_cap = timed[5], timed[6], timed[7]
     m, nxt = state
-    top_count = np.iinfo(rows.dtype).max
+    top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
         status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
                              instant, rivals, priority, path, pending)

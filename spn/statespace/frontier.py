@@ -19,7 +19,8 @@ from scipy.sparse.linalg import splu
 
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.net import MARKING_DTYPE, Net
-from spn.statespace.activity_table import UNBOUNDED, ActivityTable, row_any
+from spn.statespace import guards
+from spn.statespace.activity_table import UNBOUNDED, ActivityTable, Rivals, row_any
 from spn.statespace.marking_index import MarkingIndex
 from spn.statespace.space import Parts
 
@@ -27,6 +28,13 @@ from spn.statespace.space import Parts
 FRONTIER_BLOCK = 1 << 16
 #: rounds of instantaneous firings followed before vanishing markings are checked for cycles
 _ACYCLIC_ROUNDS = 64
+#: vanishing markings of one step past which their memory is compared with what is available,
+#: and the copies of them one step makes (enabling, firing, merging)
+_WIDE_BYTES = 1 << 26
+_COPIES = 8
+#: entries of the dense matrices solved for where vanishing markings form cycles (landing
+#: probabilities and firings: vanishing markings times tangible ones and activities)
+MAX_LOOP_ENTRIES = 1 << 24
 
 
 def explore_frontier(net: Net, max_states: int, progress: bool, started: float) -> Parts:
@@ -81,11 +89,16 @@ class _Explorer:
         gated = np.array([bool(a.input_gates) for a in self.instant], dtype=bool)
         plain = np.array([not (a.input_gates or a.output_gates or callable(a.weight))
                           for a in self.instant], dtype=bool)
-        self.rivals = (priorities[None, :] >= priorities[:, None]) & ~np.eye(len(self.instant), dtype=bool)
-        self.jumpable = plain & ~(self.rivals & gated[None, :]).any(axis=1)
+        self.rivals = Rivals(priorities)
+        self.jumpable = plain & ~self.rivals.any_of(gated)
         self.timed_table = ActivityTable(net, self.timed)
         self.instant_table = ActivityTable(net, self.instant)
         self.index = MarkingIndex(len(net.places))
+        # the arrays of a block are (markings, activities) and (markings, places): fewer markings
+        # per block for nets of thousands of them
+        self.block = max(256, min(FRONTIER_BLOCK, (1 << 24) // max(1, len(net.activities) + len(net.places))))
+        self.budget = guards.MemoryBudget()
+        self.expanded = 0
         # transitions are kept in the narrowest integer types their ids need
         self.id_dtype = np.int32 if max_states < 2**31 - 1 else np.int64
         self.act_dtype = np.int16 if len(net.activities) < 2**15 else np.int32
@@ -136,6 +149,7 @@ class _Explorer:
         """
         out_src, out_mark, out_w = [], [], []
         seen_vanishing: set[bytes] = set()
+        recent: set[str] = set()
         rounds = 0
         while len(src):
             vanishing, rows, acts, prob = self._instant_choices(markings)
@@ -146,6 +160,10 @@ class _Explorer:
             if rows.size == 0:
                 break
             rounds += 1
+            if rounds > guards.MAX_ROUNDS - 100:        # the activities of the last rounds, for the message
+                recent.update(self.instant[j].name for j in acts[:10])
+                if rounds > guards.MAX_ROUNDS:
+                    raise guards.too_many_rounds(self.net, recent, markings[rows[0]])
             n_vanishing = int(vanishing.sum())
             if rounds > _ACYCLIC_ROUNDS:   # long paths are rare: only then count what they visit
                 keys = np.ascontiguousarray(markings[vanishing]).view(
@@ -168,6 +186,7 @@ class _Explorer:
                 # a choice split some paths: merge the ones that met again, or the
                 # interleavings of independent activities would multiply
                 src, markings, weight = _merge(src, markings, weight)
+                self._check_width(markings)
         # equal (src, marking) pairs left here become duplicate transitions, summed in Q
         return np.concatenate(out_src), np.concatenate(out_mark), np.concatenate(out_w)
 
@@ -183,9 +202,23 @@ class _Explorer:
         if candidates.size == 0:
             return None
         runs = self.instant_table.run_lengths(markings[rows[candidates]], acts[candidates], self.rivals)
+        endless = np.flatnonzero(runs >= UNBOUNDED)
+        for i in endless:       # a run that nothing stops, and that changes the marking: a trap
+            a = acts[candidates[i]]
+            if self.instant_table.changes(a):
+                raise guards.endless_run(self.net, self.instant[a], markings[rows[candidates[i]]])
         times = np.ones(len(rows), dtype=np.int64)
-        times[candidates] = np.where(runs >= UNBOUNDED, 1, runs)   # endless runs: leave them to the cycle check
+        times[candidates] = np.where(runs >= UNBOUNDED, 1, runs)   # a self-loop: left to the cycle check
         return times
+
+    def _check_width(self, markings):
+        """Stop where instantaneous activities may fire in so many orders that the vanishing
+        markings of one step (and the temporaries made from them) would not fit in memory."""
+        if markings.nbytes > _WIDE_BYTES and _COPIES * markings.nbytes > guards.SHARE * self.budget.available:
+            raise StateSpaceLimitError(
+                f"{len(markings):,} vanishing markings at once ({markings.nbytes / 1e9:.1f} GB): instantaneous "
+                f"activities that may fire in very many orders (a wide fork?); solve a smaller configuration, "
+                f"or estimate it by simulation")
 
     def _impulse(self, src, acts, w):
         """Record that activities ``acts`` fire ``w`` times per unit time on leaving states ``src``."""
@@ -221,6 +254,11 @@ class _Explorer:
                 ids, _ = vindex.add(succ[vv_rows])
                 vv.append((frontier[rows[vv_rows]], ids, prob[vv_rows]))
             frontier = np.arange(known, len(vindex), dtype=np.int64)
+            if len(vindex) * (len(tindex) + len(self.instant)) > MAX_LOOP_ENTRIES:
+                raise TimelessTrapError(
+                    f"instantaneous activities lead in zero time from marking {self.net.describe(markings[0])} "
+                    f"to more than {len(vindex):,} vanishing markings, some in cycles: their tokens grow "
+                    f"without end, or there are too many to solve for")
         nv, nt, ni = len(vindex), len(tindex), len(self.instant)
 
         def coo(parts, shape):
@@ -259,6 +297,7 @@ class _Explorer:
 
     # ---- the timed part
     def _expand_block(self, ids: np.ndarray, block: np.ndarray):
+        self.expanded += len(ids)
         rows, acts = np.nonzero(self.timed_table.enabled(block))
         rates = self.timed_table.rates(block, rows, acts)
         positive = rates > 0
@@ -281,6 +320,8 @@ class _Explorer:
         ids, new = self.index.add(markings)
         if len(self.index) > self.max_states:
             raise StateSpaceLimitError.beyond(self.max_states)
+        self.budget.check(states=len(self.index), expanded=self.expanded, transitions=self.src.n,
+                          row_bytes=self.index.row_bytes)
         return ids, new
 
     def run(self, started: float) -> Parts:
@@ -291,8 +332,8 @@ class _Explorer:
         last_report = time.perf_counter()
         while frontier.size:
             known = len(self.index)
-            for start in range(0, frontier.size, FRONTIER_BLOCK):
-                ids = frontier[start:start + FRONTIER_BLOCK]
+            for start in range(0, frontier.size, self.block):
+                ids = frontier[start:start + self.block]
                 self._expand_block(ids, self.index.markings()[ids].astype(MARKING_DTYPE))
             frontier = np.arange(known, len(self.index), dtype=np.int64)
             if self.progress and time.perf_counter() - last_report > 0.5:

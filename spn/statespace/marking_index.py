@@ -42,6 +42,8 @@ _ID_MASK = (1 << _ID_BITS) - 1
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
+#: words per row past which rows are hashed as a sum of products (multilinear) in one call
+_WIDE = 16
 
 
 def _word_multipliers(n_words: int) -> np.ndarray:
@@ -54,6 +56,7 @@ class MarkingIndex:
 
     def __init__(self, n_places: int, capacity: int = 1 << 12):
         self.n_places = n_places
+        capacity = max(16, min(capacity, (1 << 24) // max(n_places, 1)))   # (wide rows: start smaller)
         self._n = 0
         self._slots = np.zeros(1 << max(4, (4 * capacity - 1).bit_length()), dtype=np.int64)
         self._set_layout(np.uint8, capacity)
@@ -65,6 +68,11 @@ class MarkingIndex:
     def nbytes(self) -> int:
         """Memory held by the stored markings, their hashes and the table."""
         return self._rows.nbytes + self._slots.nbytes
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes one stored marking takes."""
+        return self._rows.itemsize * self._rows.shape[1]
 
     def markings(self) -> np.ndarray:
         """The distinct markings so far, row i having id i (a view, valid until the next :meth:`add`)."""
@@ -85,10 +93,16 @@ class MarkingIndex:
     def hash(self, words: np.ndarray) -> np.ndarray:
         """64-bit hash of every packed row (see :meth:`pack`)."""
         with np.errstate(over="ignore"):
-            h = words[:, 0] * self._mult[0]
-            for j in range(1, words.shape[1]):
-                h = (h << np.uint64(29)) | (h >> np.uint64(35))
-                h ^= words[:, j] * self._mult[j]
+            if words.shape[1] <= _WIDE:
+                h = words[:, 0] * self._mult[0]
+                for j in range(1, words.shape[1]):
+                    h = (h << np.uint64(29)) | (h >> np.uint64(35))
+                    h ^= words[:, j] * self._mult[j]
+            else:   # wide rows (thousands of places): a fixed number of calls per block of rows
+                h = np.empty(len(words), dtype=np.uint64)
+                step = max(1, (1 << 20) // words.shape[1])
+                for i in range(0, len(words), step):
+                    h[i:i + step] = (words[i:i + step] * self._mult).sum(axis=1, dtype=np.uint64)
             h ^= h >> np.uint64(30)
             h *= _MIX1
             h ^= h >> np.uint64(27)
