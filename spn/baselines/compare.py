@@ -35,6 +35,7 @@ from spn.baselines.ideal import ideal_scaling
 from spn.baselines.peridot import PeridotModel, fit_peridot, predict_peridot
 from spn.baselines.runs import ReferenceRun, reference_run
 from spn.exceptions import ModelError, SpnError
+from spn.logs.runs import check_distinct
 
 __all__ = ["METHODS", "Target", "Prediction", "BaselineReport", "compare_runs", "compare_logs", "same_size",
            "format_table"]
@@ -113,6 +114,7 @@ def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, 
     """
     paths = list(paths)
     references = [reference_run(p) for p in paths] if references is None else list(references)
+    check_distinct(zip(paths, [r.digest for r in references]))
     solver = _san_solver(paths, references, max_shape=max_shape, max_states=max_states) if san else None
     return compare_runs(references, targets, cores_range=cores_range, san=solver)
 
@@ -130,6 +132,8 @@ def compare_runs(references, targets, *, cores_range: tuple[int, int] | None = N
     targets = tuple(dict.fromkeys(targets))
     if not references:
         raise ModelError("give at least one reference run")
+    # the same run twice would look like two runs that agree: every fit would trust it double
+    check_distinct((r.source, r.digest) for r in references if r.digest)
     if cores_range is None:
         cores_range = (1, 4 * max(max(r.cores for r in references), max((t.cores for t in targets), default=1)))
     report = BaselineReport(references, targets)

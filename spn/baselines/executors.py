@@ -132,11 +132,34 @@ def fit_executors(law: str, cores, seconds, *, cores_range: tuple[int, int] | No
     low, high = cores_range if cores_range is not None else (1, int(4 * n.max()))
     if not 1 <= low <= high:
         raise ModelError(f"cores range must satisfy 1 <= low <= high, got {low}..{high}")
-    grid = np.arange(low, high + 1)
-    values = function(grid.astype(float), *params)
-    best = int(np.argmin(values))
-    return ExecutorFit(law, params, r_squared(y, function(n, *params)), len(y), int(grid[best]),
-                       float(values[best]), (int(low), int(high)))
+    best_cores, best_seconds = _least(function, params, int(low), int(high))
+    return ExecutorFit(law, params, r_squared(y, function(n, *params)), len(y), best_cores, best_seconds,
+                       (int(low), int(high)))
+
+
+#: core counts evaluated at once in the search for the least runtime (a log may claim millions of cores)
+_GRID_CHUNK = 1 << 20
+
+
+def _least(function, params, low: int, high: int) -> tuple[int, float]:
+    """The first core count in ``low..high`` of the least ``function(cores, *params)``, and that value.
+
+    Chunk by chunk, so that memory stays bounded whatever the range; as
+    ``numpy.argmin`` over the whole range would, a NaN counts as the least.
+
+    >>> _least(lambda n, a: (n - a) ** 2, (3.5,), 1, 10)
+    (3, 0.25)
+    """
+    best_cores, best_seconds = low, float("inf")
+    for start in range(low, high + 1, _GRID_CHUNK):
+        grid = np.arange(start, min(start + _GRID_CHUNK, high + 1))
+        values = function(grid.astype(float), *params)
+        i = int(np.argmin(values))
+        if np.isnan(values[i]):
+            return int(grid[i]), float(values[i])
+        if values[i] < best_seconds:
+            best_cores, best_seconds = int(grid[i]), float(values[i])
+    return best_cores, best_seconds
 
 
 def _start(law: str, n, y) -> list[float]:

@@ -49,6 +49,7 @@ class ReferenceRun:
     input_bytes: int
     cores: int
     groups: tuple[StageGroup, ...] = ()
+    digest: str | None = None  # of the log's bytes (spn.logs.runs.check_distinct): one log, one run
 
 
 def reference_run(path) -> ReferenceRun:
@@ -73,7 +74,8 @@ def reference_run(path) -> ReferenceRun:
         from spn.logs.spark import read_spark_log
 
         groups = stage_groups(read_spark_log(path))
-    return ReferenceRun(str(path), float(run.span), int(run.input_bytes), int(run.containers), groups)
+    return ReferenceRun(str(path), float(run.span), int(run.input_bytes), int(run.containers), groups,
+                        digest=run.digest)
 
 
 def stage_groups(app) -> tuple[StageGroup, ...]:

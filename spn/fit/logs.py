@@ -54,12 +54,13 @@ from pathlib import Path
 import numpy as np
 
 from spn.exceptions import LogFormatError, ModelError
+from spn.limits import MAX_PHASES
 from spn.fit.erlang import fit_delay, phase_description
 from spn.fit.scaling import FittedPhase, pooled_template, scaled_template
 from spn.fit.write import FittedModel
 from spn.logs.queries import query_runs
 from spn.logs.records import Run
-from spn.logs.runs import load_runs
+from spn.logs.runs import check_distinct, load_runs
 from spn.logs.sizes import format_size, parse_size
 
 __all__ = ["fit_logs", "FittedModel"]
@@ -83,7 +84,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     overrides the estimate (required when none can be made and more than one
     user is asked for); ``users`` defaults to the users seen (per query) or 1;
     ``containers`` overrides the cores read from the log; ``warmup_runs``
-    (per query) leaves out the first runs of the query in each log.
+    (per query) leaves out the first runs of the query in each log. A log given
+    twice (the same file, or a copy of it) is a :class:`~spn.exceptions.LogFormatError`.
     """
     paths = [Path(p) for p in paths]
     if not paths:
@@ -100,6 +102,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     if per_query:
         found = [query_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups,
                             warmup_runs=warmup_runs) for p in paths]
+        check_distinct(zip(paths, [f.runs[0].digest for f in found]))
         runs = [run for f in found for run in f.runs]
         gaps = [g for f in found for g in f.think_gaps]
         seen_users = max(f.streams for f in found)
@@ -119,6 +122,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         users = users or seen_users
     else:
         runs = [load_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups) for p in paths]
+        if target is None:  # else after the template, whose refusal of logs at one input size says more
+            check_distinct(zip(paths, [run.digest for run in runs]))
         kinds = {run.framework for run in runs}
         if len(kinds) > 1:
             raise LogFormatError("the logs mix Spark event logs and MapReduce job histories: fit them apart")
@@ -132,6 +137,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
             notes.append(f"{Path(run.source).name}: {note}")
     if target is not None:
         template = scaled_template(runs, target, method=method, max_shape=max_shape)
+        check_distinct(zip(paths, [run.digest for run in runs]))
     else:
         template = pooled_template(runs, method=method, max_shape=max_shape)
     return _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
@@ -187,6 +193,12 @@ def _describe(runs, template, *, paths, per_query, think_time, think_how, users,
                                   samples_from=len(end_delays)))
         edges += [(s, end_name) for s in last_exits]
 
+    if len(phases) > MAX_PHASES:
+        delay_phases = sum(phase.kind == "delay" for phase in phases)
+        raise LogFormatError(
+            f"{first.source}: {len(phases):,} phases ({len(phases) - delay_phases:,} stages, {delay_phases:,} delays), "
+            f"more than a description may have ({MAX_PHASES:,} at most): leave the delays out (--no-delays), merge "
+            "the stages that ran together (--stage-groups), or model one repeated query (--per-query)")
     cores = [run.containers for run in runs if run.containers]
     if containers is None:
         if not cores:

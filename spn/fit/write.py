@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,8 +76,17 @@ def _flow(value) -> str:
     return text.removesuffix("...").strip()  # a lone scalar gets YAML's end-of-document marker
 
 
+#: what YAML does not allow anywhere in a file, comments included (control characters, lone surrogates)
+_NOT_YAML = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
 def _comment(text: str, indent: str = "") -> list[str]:
-    return [f"{indent}# {line}".rstrip() for line in text.splitlines() or [""]]
+    r"""``text`` as comment lines; what YAML cannot hold (a stage name from a log may have it) shows as U+FFFD.
+
+    >>> _comment('stage a' + chr(1) + 'b' + chr(10) + 'phases: []') == ['# stage a\ufffdb', '# phases: []']
+    True
+    """
+    return [f"{indent}# {_NOT_YAML.sub(chr(0xFFFD), line)}".rstrip() for line in text.splitlines() or [""]]
 
 
 def write_model(model: FittedModel, out, *, force: bool = False) -> Path:

@@ -7,7 +7,12 @@
 - :mod:`~spn.logs.runs`: either log as a :class:`Run` (jobs, stages, task
   durations, delays), built by :mod:`~spn.logs.spark_runs` for Spark;
   :mod:`~spn.logs.queries`: the repetitions of a query inside one log;
-- :mod:`~spn.logs.sizes`: data sizes in bytes.
+- :mod:`~spn.logs.sizes`: data sizes in bytes;
+- :mod:`~spn.logs.lines` and :mod:`~spn.logs.fields`: what both readers stand
+  on: a log read as a bounded stream of lines (regular files only, each line
+  at most ``LOG_LINE_BYTES``, compression told by its bytes), and every field
+  checked as it is read (a time that is not a whole number of ms, a task that
+  finishes before it launches, ... is a ``LogFormatError`` naming file and line).
 
 >>> from spn.logs import parse_size, format_size
 >>> format_size(parse_size("1.5GB"))
@@ -17,14 +22,14 @@
 from spn.logs.jhist import MapReduceJob, TaskAttempt, attempt_durations, read_jhist
 from spn.logs.queries import QueryRuns, query_runs
 from spn.logs.records import JobRecord, Run, StageRecord
-from spn.logs.runs import load_runs, log_kind
+from spn.logs.runs import check_distinct, load_runs, log_kind
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication, SparkExecutor, SparkJob, SparkStage, SparkTask, read_spark_log
 
 __all__ = [
     "SparkApplication", "SparkExecutor", "SparkJob", "SparkStage", "SparkTask", "read_spark_log",
     "MapReduceJob", "TaskAttempt", "attempt_durations", "read_jhist",
-    "StageRecord", "JobRecord", "Run", "load_runs", "log_kind",
+    "StageRecord", "JobRecord", "Run", "load_runs", "log_kind", "check_distinct",
     "QueryRuns", "query_runs",
     "parse_size", "format_size",
 ]

@@ -29,13 +29,14 @@ attempt duration = ``finishTime`` (``*_ATTEMPT_FINISHED/FAILED/KILLED``) -
 
 from __future__ import annotations
 
-import gzip
-import json
+import hashlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spn.exceptions import LogFormatError
+from spn.logs.fields import FieldError, byte_count, count, event_at, mapping, shown, text, time_ms
+from spn.logs.lines import json_line, log_lines
 
 __all__ = ["TaskAttempt", "MapReduceJob", "read_jhist", "attempt_durations"]
 
@@ -87,7 +88,8 @@ class MapReduceJob:
 
     ``status`` is ``SUCCEEDED`` (``JOB_FINISHED``), ``FAILED``/``KILLED``
     (``JOB_FAILED``/``JOB_KILLED``), or the last status seen for an
-    unfinished job. ``attempts`` are in order of first appearance.
+    unfinished job. ``attempts`` are in order of first appearance. ``digest`` is
+    the SHA-256 of the file's decompressed bytes: two files with the same one are one log.
     """
 
     path: str
@@ -107,6 +109,7 @@ class MapReduceJob:
     failed_reduces: int | None
     uberized: bool | None
     attempts: tuple[TaskAttempt, ...]
+    digest: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def map_attempts(self) -> tuple[TaskAttempt, ...]:
@@ -156,7 +159,9 @@ def read_jhist(path) -> MapReduceJob:
     """Read a JSON (``Avro-Json``) MapReduce job history file, plain or ``.gz``.
 
     Raises :class:`~spn.exceptions.LogFormatError` naming the file and line
-    when the file is binary, empty or not a job history.
+    when the file is binary, empty or not a job history, or holds a field that
+    cannot be what it says (a time that is not a whole number of ms, an attempt
+    or a job that finishes before it starts, ...).
 
     >>> read_jhist("job_1329348432655_0001-...-Sleep+job-...jhist").total_maps  # doctest: +SKIP
     10
@@ -171,33 +176,28 @@ def read_jhist(path) -> MapReduceJob:
     attempts = {}  # attempt id -> dict
     bad_line = None  # (line, why): a line that failed; fine only if it is the last one
     schema_seen = False
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as stream:
-        lineno = 0
-        for lineno, raw in enumerate(stream, start=1):
-            if lineno == 1:
-                _check_header(path, raw)
-                continue
-            if not raw.strip():
-                continue
-            if bad_line is not None:
-                raise LogFormatError(f"{path}: line {bad_line[0]}: {bad_line[1]}")
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as error:
-                bad_line = (lineno, f"not JSON ({error}): not a MapReduce job history")
-                continue
-            if not schema_seen:
-                _check_schema(path, lineno, record)
-                schema_seen = True
-                continue
-            kind, body = _event(path, lineno, record)
-            try:
-                _take(kind, body, job, attempts)
-            except (KeyError, TypeError, ValueError, AttributeError) as error:
-                raise LogFormatError(
-                    f"{path}: line {lineno}: malformed {kind} event ({type(error).__name__}: {error})"
-                ) from None
+    digest = hashlib.sha256()
+    lineno = 0
+    header_seen = False
+    for lineno, raw in log_lines(path, what="MapReduce job history", digest=digest):
+        if not header_seen:
+            _check_header(path, raw if lineno == 1 else b"")
+            header_seen = True
+            continue
+        if bad_line is not None:
+            raise LogFormatError(f"{path}: line {bad_line[0]}: {bad_line[1]}")
+        try:
+            record = json_line(raw, f"{path}: line {lineno}")
+        except ValueError as error:
+            bad_line = (lineno, f"{error}: not a MapReduce job history")
+            continue
+        if not schema_seen:
+            _check_schema(path, lineno, record)
+            schema_seen = True
+            continue
+        kind, body = _event(path, lineno, record)
+        with event_at(f"{path}: line {lineno}", kind):
+            _take(kind, body, job, attempts)
     if lineno == 0:
         raise LogFormatError(f"{path}: line 1: empty file: not a MapReduce job history")
     if bad_line is not None:
@@ -214,10 +214,12 @@ def read_jhist(path) -> MapReduceJob:
         path=str(path),
         **job,
         attempts=tuple(TaskAttempt(**attempt) for attempt in attempts.values()),
+        digest=digest.hexdigest(),
     )
 
 
 def _check_header(path: Path, raw: bytes) -> None:
+    """Line 1 (``raw``; empty when it is blank) must say ``Avro-Json``."""
     header = raw.strip()
     if header == b"Avro-Json":
         return
@@ -264,65 +266,94 @@ def _plain(value):
 
 
 def _take(kind: str, body: dict, job: dict, attempts: dict) -> None:
-    """Fold one event into ``job`` and ``attempts``; unknown events are ignored."""
+    """Fold one event into ``job`` and ``attempts``; unknown events are ignored.
 
-    def get(name):
-        return _plain(body.get(name))
-
+    Every field used is checked as it is read (:mod:`spn.logs.fields`), and so
+    is the order of the ends of a job and of an attempt: one that finishes
+    before it starts is refused, not turned into a 0 s sample.
+    """
+    plain = {key: _plain(value) for key, value in body.items()}
     if kind == "JOB_SUBMITTED":
-        job.update(job_id=get("jobid"), name=get("jobName"), user=get("userName"),
-                   submit_ms=get("submitTime"), queue=get("jobQueueName"))
+        job.update(job_id=text(plain, "jobid"), name=text(plain, "jobName"), user=text(plain, "userName"),
+                   submit_ms=_job_time(plain, "submitTime"), queue=text(plain, "jobQueueName"))
     elif kind == "JOB_QUEUE_CHANGED":
-        job["queue"] = get("jobQueueName")
+        job["queue"] = text(plain, "jobQueueName")
     elif kind == "JOB_INITED":
-        job.update(launch_ms=get("launchTime"), total_maps=get("totalMaps"),
-                   total_reduces=get("totalReduces"), status=get("jobStatus"), uberized=get("uberized"))
+        uberized = plain.get("uberized")
+        job.update(launch_ms=_job_time(plain, "launchTime"), total_maps=count(plain, "totalMaps"),
+                   total_reduces=count(plain, "totalReduces"), status=text(plain, "jobStatus"),
+                   uberized=None if uberized is None else bool(uberized))
     elif kind == "JOB_INFO_CHANGED":
-        job.update(submit_ms=get("submitTime"), launch_ms=get("launchTime"))
+        job.update(submit_ms=_job_time(plain, "submitTime"), launch_ms=_job_time(plain, "launchTime"))
     elif kind == "JOB_STATUS_CHANGED":
-        job["status"] = get("jobStatus")
+        job["status"] = text(plain, "jobStatus")
     elif kind == "JOB_FINISHED":
-        job.update(finish_ms=get("finishTime"), status="SUCCEEDED", finished_maps=get("finishedMaps"),
-                   finished_reduces=get("finishedReduces"), failed_maps=get("failedMaps"),
-                   failed_reduces=get("failedReduces"))
+        job.update(finish_ms=time_ms(plain, "finishTime", required=True), status="SUCCEEDED",
+                   finished_maps=count(plain, "finishedMaps"), finished_reduces=count(plain, "finishedReduces"),
+                   failed_maps=count(plain, "failedMaps"), failed_reduces=count(plain, "failedReduces"))
     elif kind in ("JOB_FAILED", "JOB_KILLED", "JOB_ERROR"):
-        job.update(finish_ms=get("finishTime"), status=get("jobStatus") or kind[4:],
-                   finished_maps=get("finishedMaps"), finished_reduces=get("finishedReduces"))
+        job.update(finish_ms=_job_time(plain, "finishTime"), status=text(plain, "jobStatus") or kind[4:],
+                   finished_maps=count(plain, "finishedMaps"), finished_reduces=count(plain, "finishedReduces"))
     elif kind in _ATTEMPT_STARTED:
-        attempt = _attempt(attempts, get("attemptId"), get("taskid"), kind.split("_")[0])
-        attempt.update(start_ms=get("startTime"), speculative=get("avataar") == "SPECULATIVE")
-        attempt["host"] = attempt["host"] or get("trackerName")
+        attempt = _attempt(attempts, plain, kind.split("_")[0])
+        attempt.update(start_ms=time_ms(plain, "startTime"), speculative=plain.get("avataar") == "SPECULATIVE")
+        attempt["host"] = attempt["host"] or text(plain, "trackerName")
+        _in_order(attempt, "startTime", "finishTime")
     elif kind in _ATTEMPT_ENDED:
-        attempt = _attempt(attempts, get("attemptId"), get("taskid"), kind.split("_")[0])
-        attempt.update(finish_ms=get("finishTime"), host=get("hostname") or attempt["host"])
+        attempt = _attempt(attempts, plain, kind.split("_")[0])
+        attempt.update(finish_ms=time_ms(plain, "finishTime"), host=text(plain, "hostname") or attempt["host"])
         if kind.endswith("FINISHED"):
-            attempt.update(status=get("taskStatus") or "SUCCEEDED", map_finish_ms=get("mapFinishTime"),
-                           shuffle_finish_ms=get("shuffleFinishTime"), sort_finish_ms=get("sortFinishTime"),
-                           bytes_read=_bytes_read(get("counters")))
+            attempt.update(status=text(plain, "taskStatus") or "SUCCEEDED", map_finish_ms=time_ms(plain, "mapFinishTime"),
+                           shuffle_finish_ms=time_ms(plain, "shuffleFinishTime"),
+                           sort_finish_ms=time_ms(plain, "sortFinishTime"), bytes_read=_bytes_read(plain.get("counters")))
         else:
-            attempt.update(status=get("status") or kind.rsplit("_", 1)[1], error=get("error") or None)
+            attempt.update(status=text(plain, "status") or kind.rsplit("_", 1)[1], error=text(plain, "error") or None)
+        _in_order(attempt, "startTime", "finishTime")
+    if kind in ("JOB_FINISHED", "JOB_FAILED", "JOB_KILLED", "JOB_ERROR", "JOB_SUBMITTED", "JOB_INFO_CHANGED"):
+        if None not in (job["submit_ms"], job["finish_ms"]) and job["finish_ms"] < job["submit_ms"]:
+            raise FieldError(f"the job: finishTime {job['finish_ms']} is before submitTime {job['submit_ms']}: the "
+                             "job history is corrupt (its clock ran backwards), and no time in it can be trusted")
     # TASK_*, AM_STARTED, setup/cleanup attempts, ...: not needed
+
+
+def _job_time(plain: dict, key: str) -> int | None:
+    """A job's time; Hadoop writes -1 or 0 for one it does not know (a job killed before it launched)."""
+    return None if plain.get(key) in (-1, 0) else time_ms(plain, key)
+
+
+def _in_order(attempt: dict, start: str, finish: str) -> None:
+    """Refuse an attempt that finishes before it starts (both stamped by the application master)."""
+    if None not in (attempt["start_ms"], attempt["finish_ms"]) and attempt["finish_ms"] < attempt["start_ms"]:
+        raise FieldError(f"attempt {attempt['attempt_id']}: {finish} {attempt['finish_ms']} is before {start} "
+                         f"{attempt['start_ms']}: the job history is corrupt (its clock ran backwards), and no time "
+                         "in it can be trusted")
 
 
 def _bytes_read(counters) -> int:
     """Bytes read from non-local file systems (``HDFS_BYTES_READ``, ``S3A_BYTES_READ``, ...); 0 if unknown."""
     total = 0
     groups = counters.get("groups") if isinstance(counters, dict) else None
+    if groups is not None and not isinstance(groups, list):
+        raise FieldError(f"'counters.groups' is {shown(groups)}: expected a list")
     for group in groups or ():
-        if not (isinstance(group, dict) and str(group.get("name", "")).endswith("FileSystemCounter")):
+        if not (isinstance(group, dict) and str(text(group, "name") or "").endswith("FileSystemCounter")):
             continue
-        for count in group.get("counts") or ():
-            name, value = count.get("name", ""), count.get("value")
-            if name.endswith("_BYTES_READ") and name != "FILE_BYTES_READ" and isinstance(value, int):
-                total += value
+        counts = group.get("counts") or ()
+        if not isinstance(counts, list):
+            raise FieldError(f"'counters.groups.counts' is {shown(counts)}: expected a list")
+        for item in counts:
+            name = text(mapping(item, "counters.groups.counts"), "name") or ""
+            if name.endswith("_BYTES_READ") and name != "FILE_BYTES_READ":
+                total += byte_count(item, "value")
     return total
 
 
-def _attempt(attempts: dict, attempt_id: str, task_id: str, task_type: str) -> dict:
-    if not isinstance(attempt_id, str):
-        raise ValueError("attempt event without an attemptId")
+def _attempt(attempts: dict, plain: dict, task_type: str) -> dict:
+    attempt_id = text(plain, "attemptId")
+    if attempt_id is None:
+        raise FieldError("'attemptId' is missing: an attempt event names its attempt")
     return attempts.setdefault(
         attempt_id,
-        {"attempt_id": attempt_id, "task_id": task_id, "task_type": task_type, "start_ms": None,
+        {"attempt_id": attempt_id, "task_id": text(plain, "taskid"), "task_type": task_type, "start_ms": None,
          "finish_ms": None, "status": None, "host": None, "speculative": False},
     )

@@ -77,7 +77,11 @@ def query_runs(path, *, allow_incomplete: bool = False, stage_groups: bool = Fal
         sigs = [signature(job) for job in stream]
         for length in range(1, len(sigs) // 2 + 1):
             counts = Counter(tuple(sigs[i:i + length]) for i in range(len(sigs) - length + 1))
-            pattern, _ = counts.most_common(1)[0]
+            pattern, most = counts.most_common(1)[0]
+            # a longer pattern occurs at most as often as its prefix: once the commonest one here cannot
+            # beat the best (more repetitions, or as many and shorter), no longer one can (thousands of jobs)
+            if most < 2 or (best is not None and (most, -length) <= best[:2]):
+                break
             repetitions = _count_runs(sigs, pattern)
             candidate = (repetitions, -length, pattern)
             if repetitions >= 2 and (best is None or candidate[:2] > best[:2]):
@@ -126,6 +130,7 @@ def query_runs(path, *, allow_incomplete: bool = False, stage_groups: bool = Fal
             source=app.path, label=f"{label}, query run {rank + 1}", framework="spark", jobs=records,
             end_delay=0.0, input_bytes=largest_input(records),
             containers=containers, containers_how=how, span=(end - start) / 1000.0, stream=group,
+            digest=app.digest,
         ))
     kept_gaps = tuple(g for a, b, g in gaps if a not in dropped and b not in dropped)
     users = {chunks[c][0] for c in order if c not in dropped}

@@ -78,6 +78,7 @@ class Run:
     span: float | None
     stream: str | None = None
     notes: tuple[str, ...] = ()
+    digest: str | None = None  # of the log's bytes: the same digest twice is the same log given twice
 
 
 def largest_input(jobs: Iterable[JobRecord]) -> int:

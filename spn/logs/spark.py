@@ -30,12 +30,18 @@ model needs from the stages (task times, DAG, concurrency, cores) is in
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spn.exceptions import LogFormatError
+from spn.limits import MAX_COUNT
+from spn.logs.fields import (
+    MAX_TIME_MS, FieldError, byte_count, count, event_at, id_list, ident, integer, mapping, scalar_text, shown, text,
+    time_ms,
+)
 from spn.logs.spark_files import read_events
 
 __all__ = [
@@ -204,6 +210,7 @@ class SparkApplication:
     declared_parents: Mapping[int, tuple[int, ...]] = field(
         default_factory=lambda: types.MappingProxyType({}), repr=False
     )
+    digest: str | None = field(default=None, compare=False, repr=False)
 
     def stage_ids(self) -> list[int]:
         """Ids of the stages that ran, ascending (each once, whatever its attempts)."""
@@ -214,10 +221,17 @@ class SparkApplication:
 
         Spark 1.x logs carry no ``Parent IDs``: there every stage's parents are unknown.
         """
+        known = self._parent_ids
+        return known[stage_id] if stage_id in known else self.declared_parents.get(stage_id)
+
+    @functools.cached_property
+    def _parent_ids(self) -> dict[int, tuple[int, ...]]:
+        """Stage id -> the ``Parent IDs`` of its first attempt that has them (one pass, for logs of many stages)."""
+        known = {}
         for stage in self.stages:
-            if stage.stage_id == stage_id and stage.parent_ids is not None:
-                return stage.parent_ids
-        return self.declared_parents.get(stage_id)
+            if stage.parent_ids is not None:
+                known.setdefault(stage.stage_id, stage.parent_ids)
+        return known
 
     def validate(self) -> list[str]:
         """Every problem found that matters to a model built from this log ([] when none).
@@ -258,13 +272,17 @@ class SparkApplication:
 # --------------------------------------------------------------------------
 
 _REDACTED = "*********(redacted)"
+#: the properties read as numbers; a number outside [0, MAX_COUNT] there is refused
+_COUNT_PROPERTIES = ("spark.executor.cores", "spark.executor.instances")
 
 
 def read_spark_log(path) -> SparkApplication:
     """Read a Spark event log (file, compressed file or rolling ``eventlog_v2_*`` directory).
 
     Raises :class:`~spn.exceptions.LogFormatError` naming the file and line
-    when the input is not an event log; ``FileNotFoundError`` when it is missing.
+    when the input is not an event log, or holds a field that cannot be what
+    it says (a time that is not a whole number of ms, a task that finishes
+    before it launches, ...); ``FileNotFoundError`` when it is missing.
 
     >>> app = read_spark_log("spark-events/local-1422981780767.json")  # doctest: +SKIP
     >>> app.spark_version, [s.stage_id for s in app.stages if s.failed]  # doctest: +SKIP
@@ -272,18 +290,21 @@ def read_spark_log(path) -> SparkApplication:
     """
     path = Path(path)
     reader = _LogReader(str(path))
-    for source, lineno, event in read_events(path):
-        try:
+    digest = hashlib.sha256()
+    for source, lineno, event in read_events(path, digest=digest):
+        with event_at(f"{source}: line {lineno}", event["Event"]):
             reader.take(event)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise LogFormatError(
-                f"{source}: line {lineno}: malformed {event.get('Event')} event ({type(error).__name__}: {error})"
-            ) from None
-    return reader.application()
+    return reader.application(digest.hexdigest())
 
 
 class _LogReader:
-    """Collects events one at a time; :meth:`application` freezes what it saw."""
+    """Collects events one at a time; :meth:`application` freezes what it saw.
+
+    Every field used is checked as it is read (:mod:`spn.logs.fields`), and so
+    is the order of the two ends of what has both (a task, a stage, a job, an
+    executor, the application): a log whose clock runs backwards is refused
+    where it does, as no number fitted from it could be trusted.
+    """
 
     def __init__(self, path: str):
         self.path = path
@@ -299,88 +320,116 @@ class _LogReader:
     def take(self, event: dict) -> None:
         kind = event["Event"]
         if kind == "SparkListenerLogStart":
-            self.spark_version = event.get("Spark Version")
+            self.spark_version = text(event, "Spark Version")
         elif kind == "SparkListenerApplicationStart":
-            self.app.update(
-                app_id=event.get("App ID"),
-                name=event.get("App Name"),
-                user=event.get("User"),
-                start_ms=event.get("Timestamp"),
-            )
+            self.app.update(app_id=text(event, "App ID"), name=text(event, "App Name"), user=text(event, "User"),
+                            start_ms=time_ms(event, "Timestamp"))
+            _in_order(self.app["start_ms"], self.app["end_ms"], "the application", _APP_TIMES)
         elif kind == "SparkListenerApplicationEnd":
-            self.app["end_ms"] = event.get("Timestamp")
+            self.app["end_ms"] = time_ms(event, "Timestamp")
+            _in_order(self.app["start_ms"], self.app["end_ms"], "the application", _APP_TIMES)
         elif kind == "SparkListenerEnvironmentUpdate":
-            properties = event.get("Spark Properties") or {}
-            if isinstance(properties, list):  # very old logs: [[key, value], ...]
-                properties = dict(properties)
-            self.properties.update({str(k): str(v) for k, v in properties.items()})
+            self._environment(event)
         elif kind == "SparkListenerJobStart":
             self._job_start(event)
         elif kind == "SparkListenerJobEnd":
-            job = self._job(event["Job ID"])
-            job["completion_ms"] = event.get("Completion Time")
-            job["result"] = (event.get("Job Result") or {}).get("Result", "unknown")
+            job = self._job(ident(event, "Job ID"))
+            job["completion_ms"] = time_ms(event, "Completion Time")
+            job["result"] = text(mapping(event.get("Job Result"), "Job Result", required=False), "Result") or "unknown"
+            _in_order(job["submission_ms"], job["completion_ms"], f"job {job['job_id']}", _JOB_TIMES)
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
-            self._stage_info(event["Stage Info"], completed=kind.endswith("Completed"))
+            self._stage_info(mapping(event.get("Stage Info"), "Stage Info"), completed=kind.endswith("Completed"))
         elif kind == "SparkListenerTaskEnd":
             self.tasks.append(_task(event))
         elif kind == "SparkListenerExecutorAdded":
-            info = event.get("Executor Info") or {}
-            executor = self._executor(event["Executor ID"])
-            executor.update(host=info.get("Host"), cores=info.get("Total Cores"), added_ms=event.get("Timestamp"))
+            info = mapping(event.get("Executor Info"), "Executor Info", required=False)
+            executor = self._executor(event.get("Executor ID"))
+            executor.update(host=text(info, "Host"), cores=count(info, "Total Cores"),
+                            added_ms=time_ms(event, "Timestamp"))
+            _in_order(executor["added_ms"], executor["removed_ms"], f"executor {executor['executor_id']}",
+                      _EXECUTOR_TIMES)
         elif kind == "SparkListenerExecutorRemoved":
-            executor = self._executor(event["Executor ID"])
-            executor.update(removed_ms=event.get("Timestamp"), removed_reason=event.get("Removed Reason"))
+            executor = self._executor(event.get("Executor ID"))
+            executor.update(removed_ms=time_ms(event, "Timestamp"), removed_reason=text(event, "Removed Reason"))
+            _in_order(executor["added_ms"], executor["removed_ms"], f"executor {executor['executor_id']}",
+                      _EXECUTOR_TIMES)
         # every other event (block managers, SQL, metrics, blacklisting, ...) is not needed
 
+    def _environment(self, event: dict) -> None:
+        properties = event.get("Spark Properties") or {}
+        if isinstance(properties, list):  # very old logs: [[key, value], ...]
+            if not all(isinstance(pair, list) and len(pair) == 2 for pair in properties):
+                raise FieldError("'Spark Properties' is a list, but not of [key, value] pairs")
+        else:
+            properties = mapping(properties, "Spark Properties").items()
+        for key, value in properties:
+            key = scalar_text(key, "Spark Properties")
+            self.properties[key] = "None" if value is None else scalar_text(value, f"Spark Properties.{key}")
+        for key in _COUNT_PROPERTIES:
+            value = _as_int(self.properties.get(key))
+            if value is not None and not 0 <= value <= MAX_COUNT:
+                raise FieldError(f"{key!r} is {shown(self.properties[key])}: expected a count (an integer "
+                                 f"from 0 to {MAX_COUNT:,})")
+
     def _job_start(self, event: dict) -> None:
-        job = self._job(event["Job ID"])
+        job = self._job(ident(event, "Job ID"))
         infos = event.get("Stage Infos") or []
+        if not isinstance(infos, list):
+            raise FieldError(f"'Stage Infos' is {shown(infos)}: expected a list")
+        infos = [mapping(info, "Stage Infos") for info in infos]
         stage_ids = event.get("Stage IDs")
         if stage_ids is None:
-            stage_ids = [info["Stage ID"] for info in infos]
-        job["stage_ids"] = tuple(int(s) for s in stage_ids)
-        job["submission_ms"] = event.get("Submission Time")
+            job["stage_ids"] = tuple(ident(info, "Stage ID") for info in infos)
+        else:
+            job["stage_ids"] = id_list(stage_ids, "Stage IDs")
+        job["submission_ms"] = time_ms(event, "Submission Time")
+        _in_order(job["submission_ms"], job["completion_ms"], f"job {job['job_id']}", _JOB_TIMES)
         properties = event.get("Properties") or {}
         if isinstance(properties, Mapping):
             job["properties"] = types.MappingProxyType(
-                {str(k): str(v) for k, v in properties.items() if v is not None})
+                {scalar_text(k, "Properties"): scalar_text(v, f"Properties.{k}")
+                 for k, v in properties.items() if v is not None})
         for info in infos:
             if info.get("Parent IDs") is not None:
-                self.declared_parents[int(info["Stage ID"])] = tuple(int(p) for p in info["Parent IDs"])
+                self.declared_parents[ident(info, "Stage ID")] = id_list(info["Parent IDs"], "Parent IDs")
 
     def _job(self, job_id: int) -> dict:
         return self.jobs.setdefault(
-            int(job_id),
-            {"job_id": int(job_id), "stage_ids": (), "submission_ms": None, "completion_ms": None, "result": None,
+            job_id,
+            {"job_id": job_id, "stage_ids": (), "submission_ms": None, "completion_ms": None, "result": None,
              "properties": types.MappingProxyType({})},
         )
 
-    def _stage_info(self, info: dict, completed: bool) -> None:
-        key = (int(info["Stage ID"]), int(info.get("Stage Attempt ID", info.get("Attempt ID", 0))))
+    def _stage_info(self, info: Mapping, completed: bool) -> None:
+        attempt_key = "Stage Attempt ID" if "Stage Attempt ID" in info else "Attempt ID"
+        key = (ident(info, "Stage ID"), ident(info, attempt_key, required=False, default=0))
         stage = self.stages.setdefault(
             key,
             {"stage_id": key[0], "attempt": key[1], "name": "", "num_tasks": 0, "parent_ids": None,
              "submission_ms": None, "completion_ms": None, "failure_reason": None},
         )
-        stage["name"] = info.get("Stage Name", stage["name"])
-        stage["num_tasks"] = int(info.get("Number of Tasks", stage["num_tasks"]))
+        stage["name"] = text(info, "Stage Name") or stage["name"]
+        stage["num_tasks"] = count(info, "Number of Tasks", default=stage["num_tasks"])
         if info.get("Parent IDs") is not None:
-            stage["parent_ids"] = tuple(int(p) for p in info["Parent IDs"])
+            stage["parent_ids"] = id_list(info["Parent IDs"], "Parent IDs")
         if info.get("Submission Time") is not None:
-            stage["submission_ms"] = info["Submission Time"]
+            stage["submission_ms"] = time_ms(info, "Submission Time")
         if completed:
-            stage["completion_ms"] = info.get("Completion Time")
-            stage["failure_reason"] = info.get("Failure Reason")
+            stage["completion_ms"] = time_ms(info, "Completion Time")
+            stage["failure_reason"] = text(info, "Failure Reason")
+        _in_order(stage["submission_ms"], stage["completion_ms"], f"stage {key[0]} (attempt {key[1]})", _JOB_TIMES)
 
     def _executor(self, executor_id) -> dict:
+        if executor_id is None:
+            raise FieldError("'Executor ID' is missing")
+        executor_id = scalar_text(executor_id, "Executor ID")
         return self.executors.setdefault(
-            str(executor_id),
-            {"executor_id": str(executor_id), "host": None, "cores": None, "added_ms": None,
+            executor_id,
+            {"executor_id": executor_id, "host": None, "cores": None, "added_ms": None,
              "removed_ms": None, "removed_reason": None},
         )
 
-    def application(self) -> SparkApplication:
+    def application(self, digest: str | None = None) -> SparkApplication:
         properties = self.properties
         redacted = tuple(sorted(k for k, v in properties.items() if v == _REDACTED))
         return SparkApplication(
@@ -397,47 +446,62 @@ class _LogReader:
             tasks=tuple(self.tasks),
             executors=tuple(SparkExecutor(**executor) for executor in self.executors.values()),
             declared_parents=types.MappingProxyType(dict(self.declared_parents)),
+            digest=digest,
         )
+
+
+_APP_TIMES = ("ApplicationStart Timestamp", "ApplicationEnd Timestamp")
+_JOB_TIMES = ("Submission Time", "Completion Time")
+_EXECUTOR_TIMES = ("ExecutorAdded Timestamp", "ExecutorRemoved Timestamp")
+
+
+def _in_order(start: int | None, end: int | None, what: str, names: tuple[str, str]) -> None:
+    """Refuse an end before its start: the driver stamps both on one clock, so only a corrupt log has one.
+
+    Dropping such a task instead would bias its stage toward the others; it is
+    the log, not the task, that is wrong, so none of its times are used.
+    """
+    if start is not None and end is not None and end < start:
+        raise FieldError(f"{what}: {names[1]} {end} is before {names[0]} {start}: the log is corrupt "
+                         "(its clock ran backwards), and no time in it can be trusted")
 
 
 def _task(event: dict) -> SparkTask:
     """One ``SparkListenerTaskEnd`` as a :class:`SparkTask`."""
-    info = event["Task Info"]
-    reason = (event.get("Task End Reason") or {}).get("Reason", "Unknown")
+    info = mapping(event.get("Task Info"), "Task Info")
+    reason = text(mapping(event.get("Task End Reason"), "Task End Reason", required=False), "Reason") or "Unknown"
     if reason == "Success" and not info.get("Failed", False):
         status = "success"
     elif reason == "TaskKilled" or info.get("Killed", False):
         status = "killed"
     else:
         status = "failed"
-    metrics = event.get("Task Metrics") or {}
+    metrics = mapping(event.get("Task Metrics"), "Task Metrics", required=False)
     shuffle_read = metrics.get("Shuffle Read Metrics") or {}
+    stage_id, index = ident(event, "Stage ID"), ident(info, "Index")
+    attempt = ident(info, "Attempt", required=False, default=0)
+    launch, finish = time_ms(info, "Launch Time", required=True), time_ms(info, "Finish Time", required=True)
+    _in_order(launch, finish, f"task {index} (attempt {attempt}) of stage {stage_id}", ("Launch Time", "Finish Time"))
+    run_time = metrics.get("Executor Run Time")
     return SparkTask(
-        stage_id=int(event["Stage ID"]),
-        stage_attempt=int(event.get("Stage Attempt ID", 0)),
-        task_id=info.get("Task ID"),
-        index=int(info["Index"]),
-        attempt=int(info.get("Attempt", 0)),
-        launch_ms=int(info["Launch Time"]),
-        finish_ms=int(info["Finish Time"]),
-        executor_id=info.get("Executor ID"),
-        host=info.get("Host"),
-        executor_run_time_ms=metrics.get("Executor Run Time"),
+        stage_id=stage_id,
+        stage_attempt=ident(event, "Stage Attempt ID", required=False, default=0),
+        task_id=ident(info, "Task ID", required=False),
+        index=index,
+        attempt=attempt,
+        launch_ms=launch,
+        finish_ms=finish,
+        executor_id=text(info, "Executor ID"),
+        host=text(info, "Host"),
+        executor_run_time_ms=None if run_time is None else integer(
+            run_time, "Executor Run Time", low=0, high=MAX_TIME_MS, what="a duration in ms (an integer >= 0)"),
         end_reason=reason,
         status=status,
         speculative=bool(info.get("Speculative", False)),
-        input_bytes=_metric(metrics.get("Input Metrics"), "Bytes Read"),
-        shuffle_read_bytes=_metric(shuffle_read, "Remote Bytes Read") + _metric(shuffle_read, "Local Bytes Read"),
-        shuffle_write_bytes=_metric(metrics.get("Shuffle Write Metrics"), "Shuffle Bytes Written"),
+        input_bytes=byte_count(metrics.get("Input Metrics"), "Bytes Read"),
+        shuffle_read_bytes=byte_count(shuffle_read, "Remote Bytes Read") + byte_count(shuffle_read, "Local Bytes Read"),
+        shuffle_write_bytes=byte_count(metrics.get("Shuffle Write Metrics"), "Shuffle Bytes Written"),
     )
-
-
-def _metric(group, key: str) -> int:
-    """An integer metric of a ``Task Metrics`` group; 0 when the group or the key is absent."""
-    if not isinstance(group, Mapping):
-        return 0
-    value = group.get(key)
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def _unless_redacted(value: str | None) -> str | None:

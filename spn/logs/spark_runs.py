@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+import numpy as np
+
 from spn.exceptions import LogFormatError
 from spn.logs.intervals import covered_seconds
 from spn.logs.records import JobRecord, Run, StageRecord, duration_floor, largest_input
@@ -29,7 +31,7 @@ from spn.logs.spark_stages import (
     application_cores,
     concurrent_stages,
     failed_attempt_seconds,
-    job_span_ms,
+    job_spans_ms,
     stage_dag,
     stage_input_bytes,
     stage_jobs,
@@ -88,6 +90,13 @@ def timed_jobs(app: SparkApplication, *, allow_incomplete: bool = False,
             "(the jobs that finished can be fitted when incomplete logs are allowed)",
             option="allow_incomplete")
     owner = stage_jobs(app)
+    own_stages = defaultdict(list)
+    for s in sorted(ran):
+        own_stages[owner[s]].append(s)
+    spans_ms = job_spans_ms(app)
+    together = defaultdict(list)  # job -> pairs of its stages that ran at the same time
+    for a, b in concurrent_stages(app) if stage_groups else ():
+        together[owner[a]].append((a, b))
     dag = stage_dag(app)
     durations = stage_task_durations(app)
     spans = stage_task_spans(app)
@@ -102,12 +111,15 @@ def timed_jobs(app: SparkApplication, *, allow_incomplete: bool = False,
     for job in app.jobs:
         if job.result is None:
             continue  # only with allow_incomplete
-        own = sorted(s for s in ran if owner[s] == job.job_id)
+        own = own_stages.get(job.job_id, [])
         if any(s not in completed for s in own):
             continue
-        start, end = job_span_ms(app, job.job_id)
+        start, end = spans_ms[job.job_id]
         if not own or start is None or end is None:
             continue
+        if end < start:  # each end was checked against its own start when read; these may come from stages
+            raise LogFormatError(f"{app.path}: job {job.job_id} ends ({end}) before it starts ({start}) by the "
+                                 "times of the job and its stages: the log is inconsistent")
         failed = job.result != "JobSucceeded"
         parents_known = all(app.parents_of(s) is not None for s in own)
         position = {s: i for i, s in enumerate(own)}
@@ -125,7 +137,7 @@ def timed_jobs(app: SparkApplication, *, allow_incomplete: bool = False,
         ]
         covered = covered_seconds([spans[s] for s in own if s in spans], start, end)
         if stage_groups:
-            stages = _merge_groups(app, own, stages)
+            stages = _merge_groups(app, own, stages, together.get(job.job_id, ()))
         jobs.append(TimedJob(job.job_id, start, end, stages, covered, not parents_known, job.group, failed))
     return jobs
 
@@ -150,15 +162,15 @@ def _parents_from_times(own, first_submit, last_complete, position) -> dict[int,
     return parents
 
 
-def _merge_groups(app, own, stages) -> list[StageRecord]:
-    """Stages of one job that ran at the same time, merged into one record each (PERIDOT's stage groups)."""
+def _merge_groups(app, own, stages, together) -> list[StageRecord]:
+    """Stages of one job that ran at the same time (``together``: pairs of stage ids), merged into one record
+    each (PERIDOT's stage groups)."""
     import networkx as nx
 
     position = {s: i for i, s in enumerate(own)}
     graph = nx.Graph()
     graph.add_nodes_from(range(len(own)))
-    graph.add_edges_from((position[a], position[b]) for a, b in concurrent_stages(app)
-                         if a in position and b in position)
+    graph.add_edges_from((position[a], position[b]) for a, b in together if a in position and b in position)
     groups = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
     group_of = {i: g for g, members in enumerate(groups) for i in members}
     merged = []
@@ -183,7 +195,40 @@ def _merge_groups(app, own, stages) -> list[StageRecord]:
 
 
 def _job_order(jobs: list[TimedJob]) -> list[tuple[int, ...]]:
-    """For each job, the earlier jobs it waited for: those that had ended when it was submitted (reduced)."""
+    """For each job, the earlier jobs it waited for: those that had ended when it was submitted (reduced).
+
+    Job ``i`` precedes a later job ``j`` when ``i`` ended by the time ``j`` was
+    submitted; each job keeps the predecessors no other predecessor lies after
+    (the transitive reduction). For jobs in submission order, each ending no
+    earlier than it started (what the readers make sure of), these relations
+    are an interval order, and the reduction is, for each ``j``, its latest
+    predecessor ``m`` and those that ended after ``m`` was submitted: linear
+    work per job instead of a graph of every pair (a log of 10,000 short jobs
+    would need 50 million edges). Other input takes the general graph way.
+
+    >>> jobs = [TimedJob(j, submit, end, [], 0.0, False, None)
+    ...         for j, (submit, end) in enumerate([(0, 10), (5, 20), (30, 40), (45, 50)])]
+    >>> _job_order(jobs)  # jobs 0 and 1 ran side by side; 2 waited for both, 3 for 2 only
+    [(), (), (0, 1), (2,)]
+    """
+    submit = np.array([job.submit for job in jobs], dtype=np.int64)
+    complete = np.array([job.complete for job in jobs], dtype=np.int64)
+    if len(jobs) and not (np.all(np.diff(submit) >= 0) and np.all(complete >= submit)):
+        return _job_order_graph(jobs)
+    order = []
+    for j in range(len(jobs)):
+        before = np.flatnonzero(complete[:j] <= submit[j])
+        if before.size == 0:
+            order.append(())
+            continue
+        latest = before[-1]  # submissions are in order: the predecessor submitted last
+        kept = before[complete[before] > submit[latest]]
+        order.append(tuple(int(i) for i in np.union1d(kept, [latest])))
+    return order
+
+
+def _job_order_graph(jobs: list[TimedJob]) -> list[tuple[int, ...]]:
+    """:func:`_job_order` for any times, by the transitive reduction of the graph of every pair."""
     import networkx as nx
 
     graph = nx.DiGraph()
@@ -231,9 +276,18 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
     if not modelled:
         raise LogFormatError(f"{app.path}: no job of the application succeeded: nothing to model")
     modelled.sort(key=lambda job: (job.submit, job.job_id))
-    app_start = app.start_ms if app.start_ms is not None else min(job.submit for job in modelled)
+    first = min(job.submit for job in modelled)
+    if app.start_ms is not None and app.start_ms > first:
+        raise LogFormatError(f"{app.path}: the application started (ApplicationStart Timestamp {app.start_ms}) after "
+                             f"its first job was submitted ({first}): the log is inconsistent, and its execution "
+                             "time cannot be measured")
+    app_start = app.start_ms if app.start_ms is not None else first
     records = job_records(modelled, app_start)
     last = max(job.complete for job in modelled)
+    if app.end_ms is not None and app.end_ms < last:
+        raise LogFormatError(f"{app.path}: the application ended (ApplicationEnd Timestamp {app.end_ms}) before "
+                             f"its last job did ({last}): the log is inconsistent, and its execution time cannot "
+                             "be measured")
     end_delay = max(app.end_ms - last, 0) / 1000.0 if app.end_ms is not None else 0.0
     span = (app.end_ms - app_start) / 1000.0 if app.end_ms is not None else (last - app_start) / 1000.0
     containers, how = application_cores(app)
@@ -248,5 +302,5 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
     return Run(
         source=app.path, label=app_label(app),
         framework="spark", jobs=records, end_delay=end_delay, input_bytes=largest_input(records),
-        containers=containers, containers_how=how, span=span, notes=tuple(notes),
+        containers=containers, containers_how=how, span=span, notes=tuple(notes), digest=app.digest,
     )

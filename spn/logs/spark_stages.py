@@ -29,6 +29,8 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from spn.exceptions import LogFormatError
+from spn.limits import MAX_COUNT
 from spn.logs.intervals import most_at_once
 from spn.logs.spark import SparkApplication
 
@@ -45,6 +47,7 @@ __all__ = [
     "stage_dag",
     "concurrent_stages",
     "job_span_ms",
+    "job_spans_ms",
     "executor_cores_over_time",
     "max_executor_cores",
     "max_concurrent_tasks",
@@ -160,16 +163,18 @@ def stage_dag(app: SparkApplication) -> nx.DiGraph:
         attempts = dag.nodes[stage.stage_id]["attempts"] + 1 if stage.stage_id in dag else 1
         dag.add_node(stage.stage_id, name=stage.name, num_tasks=stage.num_tasks,
                      job_id=jobs[stage.stage_id], attempts=attempts)
+    previous = {}  # job -> its stage of the largest id so far (stages are visited in id order)
     for stage_id in sorted(dag.nodes):
         parents = app.parents_of(stage_id)
+        job = jobs[stage_id]
+        before, previous[job] = previous.get(job), stage_id
         if parents is not None:
             for parent in parents:
                 if parent in dag:
                     dag.add_edge(parent, stage_id, inferred=False)
             continue
-        same_job_before = [s for s in dag.nodes if jobs[s] == jobs[stage_id] and s < stage_id]
-        if jobs[stage_id] is not None and same_job_before:
-            dag.add_edge(max(same_job_before), stage_id, inferred=True)
+        if job is not None and before is not None:
+            dag.add_edge(before, stage_id, inferred=True)
         dag.graph["inferred"] = True
     return dag
 
@@ -188,14 +193,16 @@ def concurrent_stages(app: SparkApplication, *, within_job: bool = True) -> list
     start, end = stage_times(app)
     timed = sorted(set(start) & set(end))
     jobs = stage_jobs(app)
+    groups = {}
+    for stage_id in timed:  # within a job only, pairs of one job's stages: not every pair of the log
+        groups.setdefault(jobs[stage_id] if within_job else None, []).append(stage_id)
     pairs = []
-    for i, a in enumerate(timed):
-        for b in timed[i + 1:]:
-            if within_job and jobs[a] != jobs[b]:
-                continue
-            if start[a] < end[b] and start[b] < end[a]:
-                pairs.append((a, b))
-    return pairs
+    for members in groups.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                if start[a] < end[b] and start[b] < end[a]:
+                    pairs.append((a, b))
+    return sorted(pairs)
 
 
 def job_span_ms(app: SparkApplication, job_id: int) -> tuple[int | None, int | None]:
@@ -204,14 +211,33 @@ def job_span_ms(app: SparkApplication, job_id: int) -> tuple[int | None, int | N
     >>> job_span_ms(app, 1)  # doctest: +SKIP
     (1422981785829, 1422981786347)
     """
-    job = next(j for j in app.jobs if j.job_id == job_id)
+    return job_spans_ms(app)[job_id]
+
+
+def job_spans_ms(app: SparkApplication) -> dict[int, tuple[int | None, int | None]]:
+    """:func:`job_span_ms` of every job, in one pass over the stages (a log may hold thousands of jobs).
+
+    >>> from spn.logs.spark import SparkApplication, SparkJob, SparkStage
+    >>> stages = (SparkStage(0, 0, "scan", 2, (), 0, 3000, None), SparkStage(1, 0, "sum", 1, (0,), 3000, 4000, None))
+    >>> app = SparkApplication("app.json", "app-1", None, None, 0, 4000, None, None, None, None, {}, (),
+    ...                        (SparkJob(0, (0, 1), None, None, "JobSucceeded"),), stages, (), ())
+    >>> job_spans_ms(app)  # a Spark 1.2 log has no job times: they come from the job's stages
+    {0: (0, 4000)}
+    """
     jobs = stage_jobs(app)
-    own = [s for s in app.stages if jobs.get(s.stage_id) == job_id]
-    starts = [s.submission_ms for s in own if s.submission_ms is not None]
-    ends = [s.completion_ms for s in own if s.completion_ms is not None]
-    start = job.submission_ms if job.submission_ms is not None else min(starts, default=None)
-    end = job.completion_ms if job.completion_ms is not None else max(ends, default=None)
-    return start, end
+    starts, ends = {}, {}
+    for stage in app.stages:
+        owner = jobs.get(stage.stage_id)
+        if stage.submission_ms is not None:
+            starts.setdefault(owner, []).append(stage.submission_ms)
+        if stage.completion_ms is not None:
+            ends.setdefault(owner, []).append(stage.completion_ms)
+    spans = {}
+    for job in app.jobs:
+        start = job.submission_ms if job.submission_ms is not None else min(starts.get(job.job_id, ()), default=None)
+        end = job.completion_ms if job.completion_ms is not None else max(ends.get(job.job_id, ()), default=None)
+        spans[job.job_id] = (start, end)
+    return spans
 
 
 def executor_cores_over_time(app: SparkApplication) -> list[tuple[int, int]]:
@@ -270,16 +296,28 @@ def application_cores(app: SparkApplication) -> tuple[int | None, str]:
     """
     cores = max_executor_cores(app)
     if cores:
-        return cores, "most executor cores alive at once (ExecutorAdded/Removed)"
+        return _at_most_max_count(app, cores, "executor cores alive at once"), \
+            "most executor cores alive at once (ExecutorAdded/Removed)"
     if app.executor_cores and app.executor_instances:
-        return (app.executor_cores * app.executor_instances,
+        return (_at_most_max_count(app, app.executor_cores * app.executor_instances,
+                                   "spark.executor.cores x spark.executor.instances"),
                 "spark.executor.cores x spark.executor.instances")
     match = re.fullmatch(r"local\[(\d+)(?:,\s*\d+)?\]", app.master or "")
     if match:
-        return int(match.group(1)), f"master {app.master}"
+        digits = match.group(1)  # int() of thousands of digits is refused by Python itself
+        cores = int(digits) if len(digits) <= 18 else MAX_COUNT + 1
+        return _at_most_max_count(app, cores, f"master {app.master[:40]}"), f"master {app.master}"
     if app.master == "local":
         return 1, "master local"
     concurrent = max_concurrent_tasks(app)
     if concurrent:
         return concurrent, "most tasks running at once (no executor cores in the log)"
     return None, "unknown"
+
+
+def _at_most_max_count(app: SparkApplication, cores: int, how: str) -> int:
+    """``cores``, unless more than a model can have: then the log cannot be what it says."""
+    if cores > MAX_COUNT:
+        raise LogFormatError(f"{app.path}: {how}: more than {MAX_COUNT:,} cores: not a real cluster (give the "
+                             "number of containers to model)", option="containers")
+    return cores
