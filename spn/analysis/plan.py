@@ -43,8 +43,18 @@ from spn.exceptions import ConvergenceError, ModelError, SpnError
 
 __all__ = [
     "Evaluation", "evaluate", "solve_with_distribution", "Target", "parse_target", "parse_vary",
-    "parse_percentiles", "PlanResult", "find_boundary", "plan",
+    "vary_values", "parse_percentiles", "PlanResult", "find_boundary", "plan", "model_data",
+    "MAX_POINTS", "MAX_PROBES", "MAX_VALUE",
 ]
+
+#: the most configurations one command solves (a sweep's grid, an exhaustive plan)
+MAX_POINTS = 1_000_000
+#: interior values a plan solves before bisecting
+MAX_PROBES = 1_000
+#: the largest magnitude of a --vary or --grid range end: integers stay exact as floats below 2**53
+MAX_VALUE = 10 ** 15
+#: percentiles one solve reports
+MAX_PERCENTILES = 100
 
 
 # --------------------------------------------------------------------------- one configuration
@@ -159,7 +169,10 @@ def parse_percentiles(text: str) -> tuple[float, ...]:
         if not 0 < q < 100:
             raise ModelError(f"percentiles: {part} is not in (0, 100)")
         out.append(q)
-    return tuple(dict.fromkeys(out))
+    out = tuple(dict.fromkeys(out))
+    if len(out) > MAX_PERCENTILES:
+        raise ModelError(f"percentiles: {len(out):,} of them, more than {MAX_PERCENTILES}")
+    return out
 
 
 # --------------------------------------------------------------------------- targets and ranges
@@ -195,7 +208,11 @@ def parse_target(text: str) -> Target:
     if not match:
         raise ModelError(f"target: expected METRIC<=SECONDS with METRIC mean or pQ (e.g. mean<=120, "
                          f"p95<=150), got {text!r}")
-    metric, q, op, bound = match.group(1), match.group(2), match.group(3), float(match.group(4))
+    try:
+        bound = float(match.group(4))
+    except ValueError:      # the pattern lets "1.2.3" through
+        raise ModelError(f"target: the bound must be a number of seconds, got {match.group(4)!r}") from None
+    metric, q, op = match.group(1), match.group(2), match.group(3)
     if q is not None:
         if not 0 < float(q) < 100:
             raise ModelError(f"target: percentile {q} is not in (0, 100)")
@@ -206,10 +223,22 @@ def parse_target(text: str) -> Target:
 
 
 def parse_vary(text: str) -> tuple[str, list[int]]:
-    """``PATH=LO..HI`` (integers, inclusive) or ``PATH=V1,V2,...`` -> (path, sorted values).
+    """``PATH=LO..HI`` (integers, inclusive) or ``PATH=V1,V2,...`` -> (path, sorted values), as a list.
 
     >>> parse_vary("cluster.containers=3..6")
     ('cluster.containers', [3, 4, 5, 6])
+    """
+    path, values = vary_values(text)
+    if len(values) > MAX_POINTS:
+        raise ModelError(f"vary: {len(values):,} values, more than {MAX_POINTS:,} to list")
+    return path, list(values)
+
+
+def vary_values(text: str) -> tuple[str, Sequence[int]]:
+    """Like :func:`parse_vary`, but a range stays a :class:`range`: nothing is built for ``1..10**15``.
+
+    >>> vary_values("workload.users=1..1000000000000")
+    ('workload.users', range(1, 1000000000001))
     """
     path, sep, spec = str(text).partition("=")
     path, spec = path.strip(), spec.strip()
@@ -220,12 +249,44 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
             lo, hi = (int(x) for x in spec.split("..", 1))
             if hi < lo:
                 raise ModelError(f"vary: empty range {spec!r} (LO must be <= HI)")
-            values = list(range(lo, hi + 1))
+            values = range(lo, hi + 1)
         else:
             values = sorted({int(x) for x in spec.split(",")})
     except ValueError:
-        raise ModelError(f"vary: the values must be integers (LO..HI or a list), got {spec!r}") from None
+        raise ModelError(f"vary: the values must be integers (LO..HI or a list), got {_short(spec)!r}") from None
+    if abs(values[0]) > MAX_VALUE or abs(values[-1]) > MAX_VALUE:
+        raise ModelError(f"vary: {path} values must lie between -{MAX_VALUE:.0e} and {MAX_VALUE:.0e}, "
+                         f"got {_short(spec)}")
     return path, values
+
+
+def _short(text, width: int = 60) -> str:
+    """``text``, cut to ``width`` characters for a one-line message."""
+    text = str(text)
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def model_data(model, sets: Sequence[str] = ()) -> dict:
+    """The mapping of the description file ``model`` with ``sets`` applied, read once.
+
+    :func:`plan` and :mod:`spn.analysis.sweep` build every configuration from it
+    (``parse_description(data, [f"{path}={value}"])``), so that the file is read once
+    and every configuration comes from the same text. Raises :class:`ModelError`.
+
+    >>> model_data("models/mapreduce.yaml", ["workload.users=5"])["workload"]
+    {'users': 5, 'think_time': 10.0}
+    """
+    from collections.abc import Mapping
+
+    from spn.description import parse_description
+    from spn.description.load import _read_file      # load_description's reader, with its size limits
+    from spn.description.overrides import apply_overrides
+
+    source = str(model)
+    data = _read_file(source)
+    if not isinstance(data, Mapping):
+        parse_description(data, source=source)      # raises the reader's own message
+    return apply_overrides(data, sets)
 
 
 # --------------------------------------------------------------------------- the search
@@ -241,7 +302,8 @@ class PlanPoint:
 class PlanResult:
     """What :func:`plan` found.
 
-    ``answer``: the smallest (``largest=True``: largest) value meeting every
+    ``values``: the values searched (a :class:`range` or a tuple); ``answer``: the
+    smallest (``largest=True``: largest) value meeting every
     target, or None; ``neighbour``: the value just below (above) it, which was
     solved and does not meet them (None when the answer is an end of the range);
     ``points``: every value solved, in increasing order; ``monotone``: no
@@ -312,14 +374,26 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
     (4, False)
     """
     started = time.perf_counter()
-    values = sorted(values)
+    # a range is searched by index arithmetic, never listed: 1..10**15 costs what 1..1000 does
+    if not (isinstance(values, range) and values.step > 0):
+        values = tuple(sorted(values))
     if not values:
         raise ModelError("no values to search")
+    n = len(values)
+    if exhaustive and n > MAX_POINTS:
+        raise ModelError(f"an exhaustive search solves every value: {n:,} of them, more than {MAX_POINTS:,}",
+                         option="exhaustive")
+    if not 0 <= probes <= MAX_PROBES:
+        raise ModelError(f"probes: expected 0 to {MAX_PROBES:,}, got {probes!r}")
     targets = tuple(targets)
     cache: dict[int, PlanPoint] = {}
 
-    def at(i: int) -> PlanPoint:
-        v = values[i]
+    def index(pos: int) -> int:
+        """The index in ``values`` of search position ``pos`` (position 0 is the preferred end)."""
+        return n - 1 - pos if largest else pos
+
+    def at(pos: int) -> PlanPoint:
+        v = values[index(pos)]
         if v not in cache:
             t0 = time.perf_counter()
             metrics = solve(v)
@@ -329,45 +403,40 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
                 on_point(cache[v])
         return cache[v]
 
-    n = len(values)
-    order = list(range(n - 1, -1, -1)) if largest else list(range(n))   # search order: first = preferred
     if exhaustive:
-        for i in order:
-            at(i)
-        found = next((i for i in order if cache[values[i]].met), None)
+        found = next((pos for pos in range(n) if at(pos).met), None)
+        for pos in range(n):
+            at(pos)
         method = "exhaustive"
     else:
-        seen = sorted({0, n - 1, *(round(j * (n - 1) / (probes + 1)) for j in range(1, probes + 1))},
-                      key=order.index)
-        for i in seen:
-            at(i)
-        first = next((i for i in seen if cache[values[i]].met), None)
+        # both ends and the probes, as search positions (index() maps one to the other both ways)
+        probes = min(probes, n)
+        seen = sorted({index(i) for i in (0, n - 1, *(round(j * (n - 1) / (probes + 1))
+                                                       for j in range(1, probes + 1)))})
+        for pos in seen:
+            at(pos)
+        first = next((pos for pos in seen if at(pos).met), None)
         found = first
-        if first is not None and first != order[0]:
-            # bisect (in search order) between the last solved miss before `first` and `first`
-            pos_first = order.index(first)
-            pos_miss = max(order.index(i) for i in seen if order.index(i) < pos_first)
-            lo, hi = pos_miss, pos_first
+        if first is not None and first != 0:
+            # bisect between the last solved miss before `first` and `first`
+            lo, hi = max(pos for pos in seen if pos < first), first
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if at(order[mid]).met:
+                if at(mid).met:
                     hi = mid
                 else:
                     lo = mid
-            found = order[hi]
+            found = hi
         method = "bisection"
-    points = tuple(cache[v] for v in sorted(cache))
-    evidence = _monotonicity_evidence(points, targets, largest)
     answer = neighbour = None
     if found is not None:
-        answer = values[found]
-        pos = order.index(found)
-        if pos > 0:
-            neighbour = values[order[pos - 1]]
-            if neighbour not in cache:          # only when the answer is the first value of its bracket
-                at(order[pos - 1])
-                points = tuple(cache[v] for v in sorted(cache))
-    return PlanResult(path, tuple(values), targets, largest, answer, neighbour, points, not evidence,
+        answer = values[index(found)]
+        if found > 0:
+            neighbour = values[index(found - 1)]
+            at(found - 1)          # the search has solved it already: the answer always comes with its neighbour
+    points = tuple(cache[v] for v in sorted(cache))
+    evidence = _monotonicity_evidence(points, targets, largest)
+    return PlanResult(path, values, targets, largest, answer, neighbour, points, not evidence,
                       tuple(evidence), method, time.perf_counter() - started)
 
 
@@ -409,18 +478,25 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     >>> r.answer, r.neighbour                                                         # doctest: +SKIP
     (4, 3)
     """
-    from spn.description import load_description
+    from spn.description import parse_description
 
-    path, values = parse_vary(vary)
+    path, values = vary_values(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
     if not targets:
         raise ModelError("give at least one target")
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
-    # every value must make a valid description: report all bad ones before solving anything
-    descriptions, problems = {}, []
-    for v in values:
+    data = model_data(model, sets)
+
+    def describe(v):
+        return parse_description(data, [f"{path}={v}"], source=str(model))
+
+    # report bad values before solving anything: every value of a list, the two ends of a range
+    # (a range is never listed; a bad value inside it stops the search when it is reached)
+    checked = values if isinstance(values, list) else sorted({values[0], values[-1]})
+    problems = []
+    for v in checked:
         try:
-            descriptions[v] = load_description(model, [*sets, f"{path}={v}"])
+            describe(v)
         except ModelError as error:
             problems.append(f"{path}={v}: {error}")
     if problems:
@@ -428,12 +504,13 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
 
     def solve(v):
         try:
-            ev = evaluate(descriptions[v], percentiles=percentiles, method=method, rtol=rtol,
-                          max_states=max_states)
+            ev = evaluate(describe(v), percentiles=percentiles, method=method, rtol=rtol, max_states=max_states)
         except ConvergenceError:
             raise
         except SpnError as error:
-            raise type(error)(f"at {path}={v}: {error}") from None
+            located = type(error)(f"at {path}={v}: {error}")
+            located.option = error.option
+            raise located from None
         return {t.metric: ev.metric(t.metric) for t in targets}
 
     def show(point):

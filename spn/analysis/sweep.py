@@ -4,10 +4,25 @@
 solves every combination of the grid values (the Cartesian product, first
 ``--grid`` varying slowest) and writes one CSV row per point *as soon as it is
 solved*, in the order points finish. Each row is written with a single write and
-flushed, so a sweep killed at any moment keeps every row it finished; ``--resume``
-reads them back (dropping a torn last line, if any), checks they belong to the same
-sweep (same columns, points of the same grid) and solves only the missing points.
-An existing ``--out`` is never replaced without ``--force``.
+flushed, so a sweep killed at any moment keeps every row it finished.
+
+The grid is never listed: its size is the product of the dimensions' sizes,
+checked against :data:`~spn.analysis.plan.MAX_POINTS` before anything else, and
+points are generated one at a time (a Dask cluster holds a few per worker).
+Every value of a list dimension and both ends of a range are validated before
+anything is solved (each with the other dimensions at their first value); a point
+that is invalid otherwise (a combination, a value inside a range) is recorded as
+a failed point.
+
+The output files follow :mod:`spn.io.output`: an existing ``--out`` is never
+replaced without ``force``, and a new one appears only with its first row (until
+then it is a hidden temporary file, removed if the sweep stops). Beside it,
+``OUT.sweep.json`` records what the sweep was started with (:class:`SweepRecord`:
+a hash of the description after ``--set``, the overrides, the grid, the solver
+settings, the percentiles and the deadline). ``resume=True`` reads the finished
+rows back (dropping a torn last line, if any), checks that they belong to this
+sweep (same columns, points of this grid, the same record) and solves only the
+missing points; anything that differs is named in the refusal.
 
 Points are solved on Dask (``dask.distributed``): an embedded local cluster of
 ``workers`` processes by default, an existing cluster with ``scheduler=
@@ -21,8 +36,11 @@ as written), ``mean_execution_time``, ``throughput``, ``utilization``,
 ``deadline_probability`` when a deadline is given, ``converged``, ``seconds`` and
 ``error`` (empty unless the point failed: a failed point is recorded, not retried).
 
->>> parse_grid(["cluster.containers=2..4", "workload.users=1,5"])
+>>> grid = parse_grid(["cluster.containers=2..4", "workload.users=1,5"])
+>>> grid
 [('cluster.containers', ['2', '3', '4']), ('workload.users', ['1', '5'])]
+>>> grid_size(grid), grid_point(grid, 3)
+(6, ('3', '5'))
 """
 
 from __future__ import annotations
@@ -33,16 +51,22 @@ import io
 import itertools
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data, percentile_key
+from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError, SpnError
 
-__all__ = ["parse_grid", "grid_points", "columns", "SweepTask", "solve_point", "SweepSummary",
-           "run_sweep", "read_rows"]
+__all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "SweepTask", "solve_point",
+           "SweepSummary", "run_sweep", "read_rows"]
+
+#: a Dask scheduler's address (checked here: Dask would spend its whole timeout on a malformed one)
+_SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}")
 
 RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions")
 TAIL_COLUMNS = ("converged", "seconds", "error")
@@ -52,14 +76,16 @@ TAIL_COLUMNS = ("converged", "seconds", "error")
 def parse_grid(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
     """``PATH=V1,V2,...`` or ``PATH=LO..HI`` (integers, inclusive) -> [(path, [value text, ...])].
 
-    Values stay text: they are passed on as ``--set PATH=VALUE``.
+    Values stay text: they are passed on as ``--set PATH=VALUE``. A grid of more
+    than :data:`~spn.analysis.plan.MAX_POINTS` points is refused with its size,
+    counted before any value is listed.
     """
-    grid, seen = [], set()
+    specs, seen = [], set()
     for text in texts:
         path, sep, spec = str(text).partition("=")
         path, spec = path.strip(), spec.strip()
         if not sep or not path or not spec:
-            raise ModelError(f"grid: expected PATH=V1,V2,... or PATH=LO..HI, got {text!r}")
+            raise ModelError(f"grid: expected PATH=V1,V2,... or PATH=LO..HI, got {_short(text)!r}")
         if path in seen:
             raise ModelError(f"grid: {path} is given twice")
         seen.add(path)
@@ -67,31 +93,52 @@ def parse_grid(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
             try:
                 lo, hi = (int(x) for x in spec.split("..", 1))
             except ValueError:
-                raise ModelError(f"grid: a range LO..HI takes integers, got {spec!r}") from None
+                raise ModelError(f"grid: a range LO..HI takes integers, got {_short(spec)!r}") from None
             if hi < lo:
                 raise ModelError(f"grid: empty range {spec!r}")
-            values = [str(v) for v in range(lo, hi + 1)]
+            if max(abs(lo), abs(hi)) > MAX_VALUE:
+                raise ModelError(f"grid: {path} values must lie between -{MAX_VALUE:.0e} and {MAX_VALUE:.0e}, "
+                                 f"got {_short(spec)}")
+            specs.append((path, range(lo, hi + 1)))
         else:
             values = [v.strip() for v in spec.split(",")]
             if any(not v for v in values):
-                raise ModelError(f"grid: empty value in {text!r}")
+                raise ModelError(f"grid: empty value in {_short(text)!r}")
+            if any("\n" in v or "\r" in v for v in values):     # a CSV row is one line
+                raise ModelError(f"grid: a value of {path} contains a line break")
             if len(set(values)) != len(values):
-                raise ModelError(f"grid: a value is repeated in {text!r}")
-        grid.append((path, values))
-    if not grid:
+                raise ModelError(f"grid: a value is repeated in {_short(text)!r}")
+            specs.append((path, values))
+    if not specs:
         raise ModelError("give at least one grid dimension PATH=VALUES")
-    return grid
+    size = math.prod(len(values) for _, values in specs)
+    if size > MAX_POINTS:
+        sizes = " x ".join(f"{len(values):,}" for _, values in specs)
+        raise ModelError(f"grid: {size:,} points ({sizes}), more than {MAX_POINTS:,}: split the sweep")
+    return [(path, [str(v) for v in values] if isinstance(values, range) else values) for path, values in specs]
 
 
-def grid_points(grid) -> list[tuple[str, ...]]:
-    """Every combination of the grid's values, first path varying slowest."""
-    return list(itertools.product(*(values for _, values in grid)))
+def grid_size(grid) -> int:
+    """The number of points of ``grid``, without listing them."""
+    return math.prod(len(values) for _, values in grid)
+
+
+def grid_points(grid):
+    """Every combination of the grid's values, first path varying slowest (an iterator)."""
+    return itertools.product(*(values for _, values in grid))
+
+
+def grid_point(grid, index: int) -> tuple[str, ...]:
+    """The ``index``-th point of :func:`grid_points`, computed from the index."""
+    values = []
+    for _, dimension in reversed(grid):
+        index, k = divmod(index, len(dimension))
+        values.append(dimension[k])
+    return tuple(reversed(values))
 
 
 def columns(grid, percentiles: Sequence[float] = (), deadline: float | None = None) -> list[str]:
     """The CSV header of a sweep."""
-    from spn.analysis.plan import percentile_key
-
     cols = ["point", *(path for path, _ in grid), *RESULT_COLUMNS]
     cols += [f"p{percentile_key(q)}" for q in percentiles]
     if deadline is not None:
@@ -102,11 +149,14 @@ def columns(grid, percentiles: Sequence[float] = (), deadline: float | None = No
 # --------------------------------------------------------------------------- one point (runs on a worker)
 @dataclass(frozen=True)
 class SweepTask:
-    """Everything a worker needs to solve one point (picklable)."""
+    """Everything a worker needs to solve one point (picklable): the description's mapping after
+    ``--set`` (``data``), and the point's own ``overrides``."""
 
     index: int
     values: tuple
-    description: object
+    data: dict
+    overrides: tuple
+    source: str | None = None
     percentiles: tuple = ()
     deadline: float | None = None
     method: str = "auto"
@@ -116,15 +166,18 @@ class SweepTask:
 
 def solve_point(task: SweepTask) -> dict:
     """Solve one point; return its CSV row as a dict. Errors of spn become the ``error`` column."""
-    from spn.analysis.plan import evaluate, percentile_key
+    from spn.analysis.plan import evaluate
+    from spn.description import parse_description
 
     started = time.perf_counter()
     row = {"point": task.index}
     try:
-        ev = evaluate(task.description, percentiles=task.percentiles, deadline=task.deadline,
+        desc = parse_description(task.data, task.overrides, source=task.source)
+        ev = evaluate(desc, percentiles=task.percentiles, deadline=task.deadline,
                       method=task.method, rtol=task.rtol, max_states=task.max_states)
-    except SpnError as error:
-        row.update(converged="", error=" ".join(str(error).split()) or type(error).__name__)
+    except (SpnError, MemoryError) as error:
+        message = "out of memory (lower max_states)" if isinstance(error, MemoryError) else str(error)
+        row.update(converged="", error=" ".join(message.split()) or type(error).__name__)
     else:
         m = ev.report.measures
         row.update(mean_execution_time=m.mean_execution_time, throughput=m.throughput,
@@ -150,56 +203,13 @@ def _line(cols, row) -> str:
     return buffer.getvalue()
 
 
-# --------------------------------------------------------------------------- the output file
 def read_rows(path) -> tuple[list[str], list[dict]]:
     """Header and rows of a sweep CSV (a torn last line, from a killed run, is left out)."""
-    with open(path, newline="") as f:
-        text = f.read()
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]
-    reader = csv.DictReader(io.StringIO(text))
-    rows = list(reader)
-    return list(reader.fieldnames or []), rows
+    from spn.analysis.sweep_files import csv_records
 
-
-def _prepare_output(out, cols, grid, points, *, resume, force) -> set[int]:
-    """Create or check ``out``; return the indices of the points it already holds."""
-    if resume and force:
-        raise ModelError(f"resume and force contradict each other: resuming keeps the rows of {out}, "
-                         "forcing replaces the file")
-    exists = os.path.exists(out)
-    if exists and os.path.isdir(out):
-        raise ModelError(f"{out} is a directory")
-    if exists and not resume and not force:
-        raise ModelError(f"{out} exists: add --resume to continue that sweep, or --force to replace it")
-    if not exists or force:
-        with open(out, "w", newline="") as f:
-            f.write(_line(cols, {c: c for c in cols}))
-        return set()
-    header, rows = read_rows(out)
-    if not header:                                   # created, killed before the header: start again
-        with open(out, "w", newline="") as f:
-            f.write(_line(cols, {c: c for c in cols}))
-        return set()
-    if header != cols:
-        raise ModelError(f"{out} was written by another sweep (its columns are {','.join(header)}; this sweep's "
-                         f"are {','.join(cols)}): write to another file, or replace it")
-    done, paths = set(), [p for p, _ in grid]
-    for n, row in enumerate(rows, start=2):
-        try:
-            index = int(row["point"])
-        except (TypeError, ValueError):
-            raise ModelError(f"{out}, line {n}: point {row.get('point')!r} is not an integer") from None
-        if not 0 <= index < len(points) or tuple(row[p] for p in paths) != points[index]:
-            raise ModelError(f"{out}, line {n}: point {index} is not a point of this grid "
-                             f"(write to another file, or replace it)")
-        done.add(index)
-    # drop a torn last line so that appended rows start on a line of their own
-    with open(out, "rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
-    return done
+    header, records = csv_records(path)
+    header = header or []
+    return header, [dict(zip(header, record)) for _, record in records]
 
 
 # --------------------------------------------------------------------------- running
@@ -220,6 +230,21 @@ class SweepSummary:
         return dataclasses.asdict(self)
 
 
+class _Tasks:
+    """The points still to solve, made one at a time (``len`` without listing them)."""
+
+    def __init__(self, grid, done, make):
+        self.grid, self.done, self.make = grid, done, make
+
+    def __len__(self):
+        return grid_size(self.grid) - len(self.done)
+
+    def __iter__(self):
+        for index, values in enumerate(grid_points(self.grid)):
+            if index not in self.done:
+                yield self.make(index, values)
+
+
 def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = (),
               percentiles: Sequence[float] = (), deadline: float | None = None, resume: bool = False,
               force: bool = False, workers: int | None = None, scheduler: str | None = None,
@@ -230,12 +255,11 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     ``workers``: processes of the embedded Dask cluster (default: the CPU count,
     at most the number of points; 0 solves in this process without Dask);
     ``scheduler``: address of an existing Dask scheduler (then ``workers`` is unused).
+    ``force`` replaces an existing ``out`` (and ``plot``); ``resume`` continues ``out``.
 
     >>> run_sweep("models/mapreduce.yaml", ["cluster.containers=1..4"], "r.csv", workers=0)  # doctest: +SKIP
     SweepSummary(out='r.csv', points=4, skipped=0, computed=4, failed=0, ...)
     """
-    from spn.description import load_description
-
     started = time.perf_counter()
     grid = parse_grid(grid_texts)
     percentiles = tuple(float(q) for q in percentiles)
@@ -243,68 +267,95 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
         raise ModelError(f"deadline: expected a positive number of seconds, got {deadline!r}")
     if workers is not None and workers < 0:
         raise ModelError(f"workers: expected an integer >= 0, got {workers}")
-    points = grid_points(grid)
-    paths = [p for p, _ in grid]
-    # every point must be a valid description: report the bad ones before solving anything
-    tasks, problems = [], []
-    for i, values in enumerate(points):
-        overrides = [*sets, *(f"{p}={v}" for p, v in zip(paths, values))]
-        try:
-            desc = load_description(model, overrides)
-        except ModelError as error:
-            problems.append(f"{', '.join(f'{p}={v}' for p, v in zip(paths, values))}: {error}")
-            continue
-        # the read-only reference is a mappingproxy, which does not pickle; it is never an input
-        desc = dataclasses.replace(desc, reference={})
-        tasks.append(SweepTask(i, values, desc, percentiles, deadline, method, rtol, max_states))
-    if problems:
-        more = [f"... and {len(problems) - 3} more points"] if len(problems) > 3 else []
-        raise ModelError(problems[:3] + more)
+    if resume and force:
+        raise ModelError(f"resume and force contradict each other: resuming keeps the rows of {out}, "
+                         "forcing replaces the file")
+    if scheduler is not None and not _SCHEDULER.fullmatch(str(scheduler)):
+        raise ModelError(f"scheduler: expected an address tcp://HOST:PORT, got {_short(scheduler)!r}",
+                         option="scheduler")
+    check_outputs(out, plot, resume=resume, force=force)
+    data = model_data(model, sets)
+    _check_values(model, data, grid)
     cols = columns(grid, percentiles, deadline)
-    fresh = force or not os.path.exists(out)
-    done = _prepare_output(out, cols, grid, points, resume=resume, force=force)
-    todo = [t for t in tasks if t.index not in done]
+    record = SweepRecord.of(model, data, sets, grid_texts, grid, method=method, rtol=rtol, max_states=max_states,
+                            percentiles=percentiles, deadline=deadline)
+    paths = [p for p, _ in grid]
+    source = str(model)
 
-    failed = written = 0
-    bar = _progress_bar(len(points), len(done), progress)
-    with open(out, "a", newline="") as f:
-        def record(row):
-            nonlocal failed, written
-            row.update(zip(paths, points[row["point"]]))
-            f.write(_line(cols, row))        # one write per row, then flushed: a kill loses no finished row
-            f.flush()
-            written += 1
+    def make(index, values):
+        overrides = tuple(f"{p}={v}" for p, v in zip(paths, values))
+        return SweepTask(index, values, data, overrides, source, percentiles, deadline, method, rtol, max_states)
+
+    size = grid_size(grid)
+    failed = 0
+    append = resume and os.path.exists(out)
+    with SweepWriter(out, _line(cols, {c: c for c in cols}), record, append=append, force=force) as writer:
+        # read under the writer's lock: two sweeps resuming one file would solve the same points
+        done = resume_rows(out, cols, grid, record, grid_point) if append else set()
+        todo = _Tasks(grid, done, make)
+        bar = _progress_bar(size, len(done), progress)
+
+        def record_row(row):
+            nonlocal failed
+            row.update(zip(paths, grid_point(grid, row["point"])))
+            writer.write(_line(cols, row))
             failed += bool(row.get("error"))
             bar.update(1)
 
         try:
-            if not todo:
+            if not len(todo):
                 runner = "nothing to do"
             elif scheduler is None and workers == 0:
                 runner = "this process"
                 for task in todo:
-                    record(solve_point(task))
+                    record_row(solve_point(task))
             else:
-                runner = _run_dask(todo, record, workers=workers, scheduler=scheduler)
-        except BaseException:
-            if fresh and not written:        # nothing solved: leave no header-only file behind
-                f.close()
-                os.remove(out)
-            raise
+                runner = _run_dask(todo, record_row, workers=workers, scheduler=scheduler)
         finally:
             bar.close()
-            if not f.closed:
-                os.fsync(f.fileno())
-    summary = SweepSummary(str(out), len(points), len(done), len(todo), failed,
-                           time.perf_counter() - started, runner)
+    summary = SweepSummary(str(out), size, len(done), len(todo), failed, time.perf_counter() - started, runner)
     if plot:
         from spn.analysis.plot import plot_sweep
-        plot_sweep(out, plot)
+        plot_sweep(out, plot, force=force)
         summary = dataclasses.replace(summary, plot=str(plot))
     return summary
 
 
+def _check_values(model, data, grid) -> None:
+    """Every value of every dimension, with the others at their first value, must make a valid description.
+
+    Of a range ``LO..HI`` only the ends are checked (the bounds of a description are
+    intervals), so that a grid of a million points starts at once.
+    """
+    from spn.description import parse_description
+
+    first = [values[0] for _, values in grid]
+    problems, bad = [], 0
+    for d, (path, values) in enumerate(grid):
+        others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
+        for v in ((values[0], values[-1]) if _is_range(values) else values):
+            try:
+                parse_description(data, [*others, f"{path}={v}"], source=str(model))
+            except ModelError as error:
+                bad += 1
+                if len(problems) < 3:
+                    problems.append(f"{path}={v}: {error}")
+    if problems:
+        raise ModelError(problems + ([f"... and {bad - 3} more values"] if bad > 3 else []))
+
+
+def _is_range(values) -> bool:
+    """Whether ``values`` are consecutive integers, as ``LO..HI`` writes them."""
+    try:
+        start = int(values[0])
+        return len(values) > 2 and all(v == str(start + k) for k, v in enumerate(values))
+    except ValueError:
+        return False
+
+
+# --------------------------------------------------------------------------- Dask
 def _run_dask(tasks, record, *, workers, scheduler) -> str:
+    """Solve ``tasks`` on Dask, calling ``record`` with each row as it arrives; return who solved them."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -324,36 +375,66 @@ def _run_dask(tasks, record, *, workers, scheduler) -> str:
             logger.setLevel(level)
 
 
-def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_completed) -> str:
-    import logging
+def _local_cluster(LocalCluster, n: int):
+    """A LocalCluster of ``n`` worker processes that ignore Ctrl-C.
 
+    A Ctrl-C in a terminal reaches every process of the foreground group: workers
+    that took it would each print a traceback. An ignored SIGINT is inherited by the
+    processes started meanwhile (and Python then installs no handler of its own), so
+    only this process sees the interrupt, and it stops the workers itself.
+    """
+    import logging
+    import signal
+    import threading
+
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_completed) -> str:
     cluster = None
     if scheduler is not None:
         try:
             client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as error:
-            raise SpnError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
+        except Exception as error:       # OSError, TimeoutError, or Dask's own for a bad address
+            raise SpnError(f"cannot reach the Dask scheduler at {scheduler}: {' '.join(str(error).split())}") \
+                from None
         n = len(client.scheduler_info().get("workers", {}))
         runner = f"Dask scheduler {scheduler} ({n} workers)"
     else:
-        n = workers if workers is not None else min(os.cpu_count() or 1, len(tasks))
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+        n = min(workers if workers is not None else os.cpu_count() or 1, len(tasks))
+        cluster = _local_cluster(LocalCluster, n)
         client = Client(cluster)
         runner = f"local Dask cluster ({n} worker processes)"
-    futures = []
+    # a few points per worker in flight: the grid is submitted as points finish, never all at once
+    pending = iter(tasks)
+    running = as_completed()
     try:
-        futures = [client.submit(solve_point, task, pure=False) for task in tasks]
-        for future in as_completed(futures):
+        for task in itertools.islice(pending, 2 * max(n, 1)):
+            running.add(client.submit(solve_point, task, pure=False))
+        for future in running:
             record(future.result())
+            for task in itertools.islice(pending, 1):
+                running.add(client.submit(solve_point, task, pure=False))
     finally:
-        for future in futures:
-            if not future.done():
-                future.cancel()
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        _close_quietly(running, client, cluster)
     return runner
+
+
+def _close_quietly(running, client, cluster) -> None:
+    """Cancel what is left and stop the client and the cluster; their errors do not replace the first one."""
+    for closing in (lambda: client.cancel(list(running.futures)), lambda: running.clear(),
+                    lambda: client.close(timeout=10), lambda: cluster is not None and cluster.close(timeout=10)):
+        try:
+            closing()
+        except Exception:
+            pass
 
 
 class _NoBar:
@@ -372,6 +453,3 @@ def _progress_bar(total, initial, enabled):
     except ImportError:
         return _NoBar()
     return tqdm(total=total, initial=initial, unit="point", desc="sweep", file=sys.stderr, dynamic_ncols=True)
-
-
-# --------------------------------------------------------------------------- plotting

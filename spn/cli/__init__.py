@@ -1,10 +1,10 @@
 """The ``spn`` command.
 
     spn solve MODEL [--set PATH=VALUE]... [--method M] [--tol T] [--max-states N] [--json]
-    spn simulate MODEL [--set ...] [--engine net|cluster] [--replications R] [--seed S] [--json]
-    spn compare MODEL [--set ...]
-    spn export MODEL [--format dot]
-    spn draw MODEL -o net.svg|png|pdf
+    spn simulate MODEL [--set ...] [--engine net|cluster] [--replications R] [--seed S] [--max-seconds T] [--json]
+    spn compare MODEL [--set ...] [--max-seconds T] [--max-states N]
+    spn export MODEL [--format dot|pnml|pnpro]
+    spn draw MODEL -o net.svg|png|pdf [--force]
     spn fit LOG [LOG...] [--out MODEL [--force]] [--per-query] [--input-size SIZE] [--max-shape K] ...
     spn baseline LOG [LOG...] [--predict cores=4,8] [--scale 2 | --predict input-size=10GB] [--json]
     spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
@@ -14,9 +14,12 @@
     spn --version
 
 Exit status: 0 on success; 2 on bad input (a one-line ``spn: error: ...`` on
-stderr, never a traceback); 1 on an unexpected failure (one line too, and
-``SPN_DEBUG=1`` shows the traceback). Only ``spn draw`` writes a file, the one
-named by ``-o``, and only once the drawing is complete.
+stderr, never a traceback), which includes what the input asks of the machine
+(memory exhausted, a closed or full standard output); 1 on an unexpected failure
+(one line too, and ``SPN_DEBUG=1`` shows the traceback) and, silently, when the
+reader of a pipe left early (``spn export m.yaml | head -1``); 130 on Ctrl-C.
+Files are written by the rule of :mod:`spn.io.output`: an existing file is
+replaced only with ``--force``, and only by a complete one.
 
 One module per group of commands (``solve``, ``simulate``, ``net``, ``plan``,
 ``fit``), each with ``register(commands)``; shared options in ``_args``, tables
@@ -49,28 +52,96 @@ def main(argv=None) -> int:
     >>> main(["schema"])  # doctest: +SKIP
     0
     """
-    parser = _parser()
+    if sys.stdout is None:     # Python's stand-in for a closed file descriptor 1 (`spn ... >&-`)
+        _error("standard output is closed: spn prints its results there (redirect it to a file or /dev/null)")
+        return 2
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
+    args = None
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as stop:  # --help, --version, or a usage error already printed
-        return stop.code if isinstance(stop.code, int) else 0
-    try:
-        return args.run(args)
+        args = _parse(argv)
+        if isinstance(args, int):
+            return args
+        status = args.run(args)
+        sys.stdout.flush()     # a write error must surface here, not as a warning at exit
+        return status
     except SpnError as error:
         _error((one_line(error) or type(error).__name__) + _flag_hint(error))
         return 2
-    except BrokenPipeError:  # e.g. `spn solve ... --json | head -1`: the reader left
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # quiet exit-time flush
+    except BrokenPipeError:    # e.g. `spn export ... | head -1`: the reader left, nothing to say
+        _silence(stdout)
         return 1
+    except _OutputError as error:
+        _silence(stdout)
+        _error(f"cannot write to standard output: {error.args[0]}")
+        return 2
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except MemoryError:
+        hint = "; lower --max-states or use a smaller configuration" if hasattr(args, "max_states") else ""
+        _error(f"out of memory: the input needs more memory than this process may use{hint}")
+        return 2
     except Exception as error:
         if os.environ.get("SPN_DEBUG", "") not in ("", "0"):
             raise
         _error(f"unexpected {type(error).__name__}: {one_line(error)} "
                "(rerun with SPN_DEBUG=1 to see the traceback)")
         return 1
+    finally:
+        sys.stdout = stdout
+
+
+def _parse(argv):
+    """The parsed arguments, or the exit status when argparse stopped (--help, --version, a usage error)."""
+    try:
+        return _parser().parse_args(argv)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else 0
+
+
+class _OutputError(Exception):
+    """Standard output refused a write (a full disk, a closed or broken file): not a bug of spn."""
+
+
+class _Stdout:
+    """``sys.stdout`` during a command: a failed write becomes :class:`_OutputError` (a broken pipe stays one)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._guard(self._stream.write, text)
+        except _OutputError:
+            if not isinstance(text, str):
+                raise
+        # a name from the command line that the terminal's encoding cannot show (undecodable bytes)
+        encoding = getattr(self._stream, "encoding", None) or "utf-8"
+        return self._guard(self._stream.write, text.encode(encoding, "backslashreplace").decode(encoding))
+
+    def flush(self):
+        return self._guard(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    @staticmethod
+    def _guard(call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as error:    # ValueError: the file object itself was closed
+            raise _OutputError(str(getattr(error, "strerror", None) or error)) from None
+
+
+def _silence(stream) -> None:
+    """Point the file descriptor of ``stream`` at /dev/null, so that the flush at exit does not fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError, AttributeError):    # not a real file (e.g. captured by a test)
+        pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -122,4 +193,5 @@ def _flag_hint(error: SpnError) -> str:
 
 
 def _error(message: str) -> None:
-    print(f"spn: error: {message}", file=sys.stderr)
+    if sys.stderr is not None:
+        print(f"spn: error: {message}", file=sys.stderr)

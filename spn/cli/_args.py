@@ -13,8 +13,9 @@ import sys
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError, SpnError
+from spn.limits import MAX_COUNT
 
-METHODS = ("auto", "direct", "gmres", "bicgstab", "power", "sor")
+METHODS = ("auto", "direct", "gmres", "bicgstab", "power", "sor", "gth")
 
 
 def checked(convert, ok, expected: str):
@@ -44,9 +45,46 @@ def library_type(parse):
     return convert
 
 
-int_at_least_two = checked(int, lambda v: v >= 2, "an integer >= 2")
-non_negative_int = checked(int, lambda v: v >= 0, "an integer >= 0")
-positive_int = checked(int, lambda v: v >= 1, "an integer >= 1")
+def bounded_int(low: int, high: int):
+    """An argparse type for an integer in ``[low, high]``; the message says which bound was crossed.
+
+    >>> bounded_int(1, 10)("10")
+    10
+    >>> bounded_int(1, 10)("1e30")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer >= 1, got '1e30'
+    >>> bounded_int(1, 10)("11")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer <= 10, got '11'
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:     # not an integer, or more digits than Python converts
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {high:,}, got {text!r}")
+        return value
+
+    return parse
+
+
+# Upper bounds far beyond any real use, so that no option can ask for unbounded memory or
+# overflow the C integers of NumPy and the engines.
+#: tangible states: past about 10^8 no machine holds the chain anyway
+MAX_STATES_OPTION = 1_000_000_000
+#: replications of a simulation
+MAX_REPLICATIONS = 1_000_000
+#: the largest seed NumPy's SeedSequence uses whole (128 bits)
+MAX_SEED = (1 << 128) - 1
+
+non_negative_int = bounded_int(0, MAX_COUNT)
+positive_int = bounded_int(1, MAX_COUNT)
 probability = checked(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 non_negative_float = checked(float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
 positive_float = checked(float, lambda v: math.isfinite(v) and v > 0, "a number > 0")
@@ -89,7 +127,8 @@ def add_method(parser) -> None:
 
 
 def add_max_states(parser, help: str) -> None:
-    parser.add_argument("--max-states", type=positive_int, default=MAX_STATES, metavar="N", help=help)
+    parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES_OPTION), default=MAX_STATES, metavar="N",
+                        help=help)
 
 
 def add_json(parser, help: str = "print one JSON object instead of a table") -> None:
@@ -116,7 +155,7 @@ def add_distribution(parser) -> None:
 
 
 def add_seed(parser) -> None:
-    parser.add_argument("--seed", type=non_negative_int, default=None, metavar="S",
+    parser.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=None, metavar="S",
                         help="random seed (an integer >= 0); the same seed repeats the run exactly")
 
 

@@ -8,6 +8,14 @@ import sys
 
 from spn.cli import _args
 from spn.exceptions import ModelError, SpnError
+from spn.limits import MAX_SHAPE
+
+#: the most cores `spn baseline --cores-range` searches (every value of the range is evaluated)
+MAX_CORES = 1_000_000
+#: the largest --scale: a thousand times the largest input is already far outside what logs can predict
+MAX_SCALE = 1e6
+#: the largest input size a prediction is asked for (an exbibyte), so that sizes stay 64-bit integers
+MAX_INPUT_BYTES = 1 << 60
 
 
 def register(commands) -> None:
@@ -21,7 +29,7 @@ def _add_logs(parser) -> None:
 
 
 def _add_max_shape(parser, help: str) -> None:
-    parser.add_argument("--max-shape", type=_args.positive_int, default=10, metavar="K",
+    parser.add_argument("--max-shape", type=_args.bounded_int(1, MAX_SHAPE), default=10, metavar="K",
                         help=f"{help} (default: %(default)s)")
 
 
@@ -179,11 +187,14 @@ def _targets(text: str) -> tuple:
 def _input_size(text: str) -> int:
     from spn.logs.sizes import parse_size
 
-    return _args.library_type(parse_size)(text)
+    size = _args.library_type(parse_size)(text)
+    if size > MAX_INPUT_BYTES:
+        raise argparse.ArgumentTypeError(f"expected an input size of at most 1 EiB, got {text!r}")
+    return size
 
 
 def _targets_of(key: str):
-    convert = {"cores": _args.positive_int, "scale": _args.positive_float, "input-size": _input_size}[key]
+    convert = {"cores": _args.bounded_int(1, MAX_CORES), "scale": _scale, "input-size": _input_size}[key]
 
     def parse(text: str) -> tuple:
         items = [item.strip() for item in text.split(",")]
@@ -194,12 +205,15 @@ def _targets_of(key: str):
     return parse
 
 
+_scale = _args.checked(float, lambda v: 0 < v <= MAX_SCALE, f"a number > 0 and <= {MAX_SCALE:g}")
+
+
 def _cores_range(text: str) -> tuple:
     low, sep, high = text.partition("..")
     try:
         low, high = int(low), int(high)
     except ValueError:
         low = high = 0
-    if not sep or not 1 <= low <= high:
-        raise argparse.ArgumentTypeError(f"expected LO..HI with 1 <= LO <= HI, got {text!r}")
+    if not sep or not 1 <= low <= high <= MAX_CORES:
+        raise argparse.ArgumentTypeError(f"expected LO..HI with 1 <= LO <= HI <= {MAX_CORES:,}, got {text!r}")
     return low, high

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import sys
 
+from spn.analysis.plan import MAX_PROBES
 from spn.cli import _args
 from spn.cli.format import format_plan
 from spn.exceptions import SpnError
+
+#: worker processes of an embedded Dask cluster: more than a few per CPU only adds memory
+MAX_WORKERS = max(4, 4 * (os.cpu_count() or 1))
 
 
 def register(commands) -> None:
@@ -26,7 +30,7 @@ def register(commands) -> None:
     _args.add_set(plan)
     plan.add_argument("--largest", action="store_true",
                       help="the largest value meeting the targets instead (e.g. how many users fit)")
-    plan.add_argument("--probes", type=_args.non_negative_int, default=3, metavar="K",
+    plan.add_argument("--probes", type=_args.bounded_int(0, MAX_PROBES), default=3, metavar="K",
                       help="interior values solved before bisecting, to check monotonicity (default: 3)")
     plan.add_argument("--exhaustive", action="store_true", help="solve every value of the range (no bisection)")
     _args.add_solver_options(plan, tol_help="solver tolerance")
@@ -48,15 +52,16 @@ def register(commands) -> None:
     _args.add_distribution(sweep)
     sweep.add_argument("--resume", action="store_true",
                        help="continue the sweep in --out: keep its rows, solve only the missing points")
-    sweep.add_argument("--force", action="store_true", help="replace --out if it exists")
-    sweep.add_argument("--workers", type=_args.non_negative_int, default=None, metavar="N",
+    sweep.add_argument("--force", action="store_true", help="replace --out (and --plot) if they exist")
+    sweep.add_argument("--workers", type=_args.bounded_int(0, MAX_WORKERS), default=None, metavar="N",
                        help="worker processes of the embedded Dask cluster (default: CPU count; "
                        "0: solve in this process without Dask)")
     sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="use the Dask cluster of this scheduler (its workers need spn installed)")
     sweep.add_argument("--plot", metavar="PNG",
                        help="draw execution time against the first --grid parameter, one line per value of "
-                       "the second, with a band between the lowest and highest --percentiles")
+                       "the second, with a band between the lowest and highest --percentiles (.png, .svg, .pdf "
+                       "or .jpg; an existing file is replaced only with --force)")
     _args.add_solver_options(sweep, tol_help="solver tolerance",
                              max_states_help="a point past N tangible states fails (recorded in its error column)",
                              json_help="print a JSON summary instead of a line")
@@ -65,9 +70,9 @@ def register(commands) -> None:
 
 def run_plan(args) -> int:
     """``spn plan``: bisection over one parameter."""
-    from spn.analysis.plan import parse_target, parse_vary, plan
+    from spn.analysis.plan import parse_target, plan, vary_values
 
-    _args.parse_option("--vary", parse_vary, args.vary)
+    _args.parse_option("--vary", vary_values, args.vary)
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
     result = plan(args.model, args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
                   exhaustive=args.exhaustive, **_args.solver_options(args))

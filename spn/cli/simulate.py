@@ -23,6 +23,13 @@ def register(commands) -> None:
     )
     for sub in (simulate, compare):
         _add_replication_options(sub)
+    simulate.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                          help="stop after T seconds: the replication in progress is dropped, the finished ones "
+                          "give the estimates (default: no limit)")
+    # compare is a check, so it has a time budget by default (spn.simulation.compare.COMPARE_SECONDS)
+    compare.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                         help="stop after T seconds in all: the analytic solution first, then each simulator "
+                         "gets an equal share of what is left (default: 120)")
     simulate.add_argument("--engine", choices=("net", "cluster"), default="net",
                           help="net: the application net (default); cluster: the job-level simulator")
     simulate.add_argument("--jobs", type=_args.positive_int, default=None, metavar="K",
@@ -34,7 +41,9 @@ def register(commands) -> None:
                           "(to measure what that modelling assumption changes)")
     simulate.set_defaults(run=run_simulate)
     _args.add_method(compare)
-    _args.add_max_states(compare, "skip the analytic solution past N tangible states (default: %(default)s)")
+    # compare's own default (COMPARE_MAX_STATES) applies when the option is not given
+    compare.add_argument("--max-states", type=_args.bounded_int(1, _args.MAX_STATES_OPTION), default=None,
+                         metavar="N", help="skip the analytic solution past N tangible states (default: 200000)")
     compare.set_defaults(run=run_compare)
 
 
@@ -42,7 +51,8 @@ def _add_replication_options(sub) -> None:
     """MODEL, --set, and how many replications, how precise, how long."""
     _args.add_model(sub)
     _args.add_set(sub, "override a value, e.g. workload.users=5 (repeatable)")
-    sub.add_argument("--replications", type=_args.int_at_least_two, default=10, metavar="R",
+    replications = _args.bounded_int(2, _args.MAX_REPLICATIONS)
+    sub.add_argument("--replications", type=replications, default=10, metavar="R",
                      help="replications run first (default: 10); with --rel-precision 0, exactly R")
     _args.add_seed(sub)
     sub.add_argument("--confidence", type=_args.probability, default=0.95, metavar="P",
@@ -50,10 +60,8 @@ def _add_replication_options(sub) -> None:
     sub.add_argument("--rel-precision", type=_args.non_negative_float, default=0.01, metavar="E",
                      help="add replications until the interval of the mean execution time has relative "
                      "half-width <= E (default: 0.01; 0 turns the rule off)")
-    sub.add_argument("--max-replications", type=_args.int_at_least_two, default=2000, metavar="N",
+    sub.add_argument("--max-replications", type=replications, default=2000, metavar="N",
                      help="stop adding replications at N (default: 2000)")
-    sub.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                     help="stop adding replications after T seconds of simulation")
     _args.add_json(sub)
 
 
@@ -80,8 +88,10 @@ def run_compare(args) -> int:
     description = _args.description(args)
     from spn.simulation import compare_description
 
-    comparison = compare_description(description, method=args.method, max_states=args.max_states,
-                                     **_replication_options(args))
+    options = _replication_options(args)
+    given = {"max_states": args.max_states, "max_seconds": options.pop("max_seconds")}
+    comparison = compare_description(description, method=args.method, **options,
+                                     **{key: value for key, value in given.items() if value is not None})
     for report in comparison.simulations.values():
         _warn_precision(report)
     _args.print_result(args, comparison.as_dict(), format_comparison)
@@ -89,7 +99,11 @@ def run_compare(args) -> int:
 
 
 def _warn_precision(report) -> None:
-    if not report.precision_met:
+    if report.time_limited:
+        print(f"spn: warning: {report.engine} simulation: stopped by --max-seconds after {report.replications} "
+              f"replications, relative half-width {100 * report.mean_execution_time.rel_half_width:.3g} %",
+              file=sys.stderr)
+    elif not report.precision_met:
         print(f"spn: warning: {report.engine} simulation: relative half-width "
               f"{100 * report.mean_execution_time.rel_half_width:.3g} % is above --rel-precision "
               f"{100 * report.rel_precision:g} % after {report.replications} replications "

@@ -23,6 +23,9 @@ from pathlib import Path
 from spn.exceptions import SpnError
 from spn.net import InstantActivity, Net
 
+#: how long Graphviz may take to draw a net (a few thousand nodes take seconds)
+DOT_SECONDS = 120
+
 
 def _quote(text) -> str:
     return '"' + str(text).replace('"', '\\"') + '"'
@@ -74,27 +77,36 @@ def to_dot(net: Net, *, title: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(dot_text: str, output: str | Path) -> Path:
+def render(dot_text: str, output: str | Path, *, force: bool = False, timeout: float = DOT_SECONDS) -> Path:
     """Render DOT text to ``output`` (.svg, .png or .pdf) with Graphviz's ``dot``.
 
-    Writes to a temporary file next to ``output`` and renames it, so an existing
-    file is replaced only by a complete drawing.
+    An existing ``output`` is refused unless ``force``; the drawing is written to a
+    temporary file beside it and moved into place once complete
+    (:mod:`spn.io.output`). ``dot`` running longer than ``timeout`` seconds is stopped.
     """
+    from spn.io.output import check_target, discard, publish, temporary_beside
+
     output = Path(output)
     fmt = output.suffix.lstrip(".").lower()
     if fmt not in ("svg", "png", "pdf"):
         raise SpnError(f"{output}: the drawing format is chosen by the extension: .svg, .png or .pdf")
+    check_target(output, force=force, what="drawing")
     exe = shutil.which("dot")
     if exe is None:
         raise SpnError("Graphviz's `dot` program is not installed (e.g. apt-get install graphviz); "
                        "`spn export MODEL --format dot` writes the DOT text without it")
-    if not output.parent.exists():
-        raise SpnError(f"{output}: the folder {output.parent} does not exist")
-    partial = output.with_name(f".{output.name}.partial")
-    done = subprocess.run([exe, f"-T{fmt}", "-o", str(partial)], input=dot_text.encode(),
-                          capture_output=True)
+    partial = temporary_beside(output)
+    try:
+        done = subprocess.run([exe, f"-T{fmt}", "-o", str(partial)], input=dot_text.encode(),
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        discard(partial)
+        raise SpnError(f"dot did not finish drawing within {timeout:g} s: the net is too large to draw; "
+                       "`spn export MODEL --format dot` writes the DOT text") from None
+    except BaseException:
+        discard(partial)
+        raise
     if done.returncode != 0:
-        partial.unlink(missing_ok=True)
+        discard(partial)
         raise SpnError(f"dot failed: {done.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
-    partial.replace(output)
-    return output
+    return publish(partial, output, force=force)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spn.exceptions import ModelError, SpnError
-from spn.simulation.distributions import law_stream, phase_distribution, stream
+from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
 
 
 @dataclass(frozen=True)
@@ -137,10 +137,13 @@ class ClusterSimulator:
             raise ModelError("phases form a cycle")
         return order[-1]
 
-    def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None) -> ClusterReplication:
+    def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
+            deadline: float | None = None) -> ClusterReplication:
         """Simulate until ``warmup + length`` jobs ended; measure over the last ``length``.
 
-        ``seed`` is an int, a :class:`numpy.random.Generator` or None.
+        ``seed`` is an int, a :class:`numpy.random.Generator` or None; ``deadline``, a
+        :func:`time.perf_counter` instant, stops the run when the clock passes it
+        (:class:`SimulationTimeout`).
         """
         if length < 1:
             raise ModelError("length must be at least one job")
@@ -154,6 +157,7 @@ class ClusterSimulator:
         n_phases = len(tasks)
         heappush, heappop = heapq.heappush, heapq.heappop
         max_events = max_events if max_events is not None else 1 << 62
+        deadline = deadline if deadline is not None else float("inf")
         uniform_priority = len(set(priority)) == 1
         pooled = self.pool_finished_tasks
         finished = [0] * n_phases                      # pooled mode: finished tasks per phase
@@ -196,6 +200,9 @@ class ClusterSimulator:
             events += 1
             if events > max_events:
                 raise SpnError(f"simulation stopped after {events:,} events (max_events) without finishing")
+            if not events % CLOCK_EVERY and time.perf_counter() > deadline:
+                raise SimulationTimeout(f"the replication was stopped at its deadline after {events:,} events, "
+                                        f"at simulated time {t:g}")
             dt = t - last
             busy_area += (C - free) * dt
             jobs_area += in_system * dt

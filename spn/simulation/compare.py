@@ -5,6 +5,12 @@ phase's law is Erlang or exponential (and the state space fits ``max_states``);
 each simulator gives a confidence interval. A *flag* is raised for every analytic
 value outside a simulator's interval.
 
+A comparison is a check, not a measurement, so it is bounded by default: the
+analytic part stops past :data:`COMPARE_MAX_STATES` tangible states (or when the
+chain does not fit in memory) and says so, and the whole comparison takes at most
+:data:`COMPARE_SECONDS`: after the analytic part, each simulator gets an equal share
+of the time left (see ``max_seconds`` in :func:`~spn.simulation.simulate_description`).
+
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 2, "think_time": 5.0},
 ...     "cluster": {"containers": 2},
@@ -18,11 +24,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spn.defaults import MAX_STATES
+import time
+
 from spn.exceptions import StateSpaceLimitError
+from spn.simulation.distributions import SimulationTimeout
 from spn.simulation.runner import ENGINES, seed_sequence, simulate_description
 
 MEASURES = ("mean_execution_time", "throughput", "utilization")
+#: tangible states past which the analytic part is skipped (a CTMC this size solves in seconds)
+COMPARE_MAX_STATES = 200_000
+#: seconds a comparison takes at most, analytic part and both simulators together
+COMPARE_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -76,15 +88,17 @@ class Comparison:
 
 def compare_description(desc, *, engines=ENGINES, seed=None, replications: int = 10,
                         confidence: float = 0.95, rel_precision: float | None = 0.01,
-                        max_replications: int = 2000, max_seconds: float | None = None,
-                        method: str = "auto", max_states: int = MAX_STATES,
+                        max_replications: int = 2000, max_seconds: float | None = COMPARE_SECONDS,
+                        method: str = "auto", max_states: int = COMPARE_MAX_STATES,
                         progress: bool = False) -> Comparison:
     """Solve ``desc`` analytically (if it can be) and simulate it with each engine.
 
-    The engines get independent random streams spawned from ``seed``.
+    The engines get independent random streams spawned from ``seed``. ``max_seconds``
+    bounds the whole comparison (None: no bound).
     """
     from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, solve_description
 
+    started = time.perf_counter()
     analytic, note = None, None
     laws = sorted({p.distribution for p in desc.phases} - set(ANALYTIC_DISTRIBUTIONS))
     if laws:
@@ -95,6 +109,8 @@ def compare_description(desc, *, engines=ENGINES, seed=None, replications: int =
                                        raise_on_nonconvergence=False)
         except StateSpaceLimitError as error:
             note = f"state space too large: {error}"
+        except MemoryError:
+            note = f"state space too large: it does not fit in memory (below max_states {max_states:,})"
         else:
             analytic = {measure: getattr(solved.measures, measure) for measure in MEASURES}
             analytic["tangible_states"] = solved.tangible_states
@@ -103,11 +119,19 @@ def compare_description(desc, *, engines=ENGINES, seed=None, replications: int =
                 note = f"the {solved.solver.method} solver did not converge (residual {solved.solver.residual:.3g})"
     ss = seed_sequence(seed)
     children = ss.spawn(len(engines))
-    simulations = {
-        engine: simulate_description(desc, engine=engine, seed=child, replications=replications,
-                                     confidence=confidence, rel_precision=rel_precision,
-                                     max_replications=max_replications, max_seconds=max_seconds,
-                                     progress=progress)
-        for engine, child in zip(engines, children)
-    }
+    simulations = {}
+    for k, (engine, child) in enumerate(zip(engines, children)):
+        share = None
+        if max_seconds is not None:
+            left = max_seconds - (time.perf_counter() - started)
+            # a share too small for any replication still yields SimulationTimeout, with its message
+            share = max(left / (len(engines) - k), 1e-3)
+        try:
+            simulations[engine] = simulate_description(
+                desc, engine=engine, seed=child, replications=replications, confidence=confidence,
+                rel_precision=rel_precision, max_replications=max_replications, max_seconds=share,
+                progress=progress)
+        except SimulationTimeout as error:
+            raise SimulationTimeout(f"compare ({max_seconds:g} s in all, {share:.3g} s of them for the {engine} "
+                                    f"simulator): {error}") from None
     return Comparison(desc.name, analytic, note, simulations, seed=int(ss.entropy))

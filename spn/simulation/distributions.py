@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spn.exceptions import ModelError
+from spn.exceptions import ModelError, SpnError
 
 KINDS = ("exponential", "erlang", "deterministic", "uniform", "lognormal", "empirical")
 
@@ -163,6 +163,21 @@ class Distribution:
         if self.kind == "empirical":
             return f"empirical({len(self.samples)} samples, mean={self.mean:g})"
         return f"{self.kind}(mean={self.mean:g})"
+
+
+#: events between two looks at the clock by a simulator given a deadline (a few milliseconds of work)
+CLOCK_EVERY = 4096
+
+
+class SimulationTimeout(SpnError):
+    """A replication was stopped at its deadline (``max_seconds``) before its run ended.
+
+    >>> SimulationTimeout("stopped").option
+    'max_seconds'
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args, option="max_seconds")
 
 
 def stream(draw, block: int = BLOCK):

@@ -45,7 +45,7 @@ import numpy as np
 from spn.exceptions import ModelError, SpnError, TimelessTrapError
 from spn.net import Net
 from spn.simulation.compiled import CompiledNet, marking_row
-from spn.simulation.distributions import law_stream, stream
+from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, stream
 
 __all__ = ["MAX_INSTANT_CHAIN", "NetSimulator", "Replication"]
 
@@ -130,7 +130,7 @@ class NetSimulator:
         self.tables = CompiledNet(net, self.distributions, compiled=self.compiled)
 
     def run(self, seed=None, *, warmup: float = 0.0, length: float, count: str | None = None,
-            observe=None, max_events: int | None = None) -> Replication:
+            observe=None, max_events: int | None = None, deadline: float | None = None) -> Replication:
         """Simulate one replication and return what its measurement window observed.
 
         Without ``count``, ``warmup`` and ``length`` are simulated times: statistics
@@ -140,14 +140,16 @@ class NetSimulator:
         names the places whose token integrals are kept (default: all; fewer is
         faster). ``seed`` is an int, a :class:`numpy.random.Generator` or None.
         ``max_events`` stops a run that fires that many activities without
-        finishing (an SpnError).
+        finishing (an SpnError); ``deadline``, a :func:`time.perf_counter` instant,
+        stops it when the clock passes it (:class:`SimulationTimeout`).
         """
         rng = np.random.default_rng(seed)
         observed = self._observed(observe)
         window = self._window(warmup, length, count)
         trajectory = _Trajectory(self.tables, observed, rng)
         started = time.perf_counter()
-        trajectory.simulate(window, max_events if max_events is not None else 1 << 62)
+        trajectory.simulate(window, max_events if max_events is not None else 1 << 62,
+                            _INF if deadline is None else deadline)
         return trajectory.replication(time.perf_counter() - started)
 
     def _observed(self, observe) -> list[bool]:
@@ -240,8 +242,8 @@ class _Trajectory:
             self.rates[k] = tables.rate_fn[j](m)
 
     # ------------------------------------------------------------------ the event loop
-    def simulate(self, window: _Window, max_events: int):
-        """Fire activities from the initial marking until the window closes."""
+    def simulate(self, window: _Window, max_events: int, deadline: float = _INF):
+        """Fire activities from the initial marking until the window closes (or the clock passes ``deadline``)."""
         self._initial_state()
         target, warm_n, stop_n, warm_t, stop_t = (window.target, window.warm_n, window.stop_n,
                                                   window.warm_t, window.stop_t)
@@ -263,6 +265,9 @@ class _Trajectory:
                 if events > max_events:
                     raise SpnError(f"simulation stopped after {events:,} firings (max_events) without "
                                    f"finishing its run")
+                if not timed % CLOCK_EVERY and time.perf_counter() > deadline:
+                    raise SimulationTimeout(f"the replication was stopped at its deadline after {events:,} "
+                                            f"firings, at simulated time {t:g}")
                 t_next, i = next_timed(t)
                 if t_next >= warm_t:
                     start, warm_t = self._open_window(warm_t), _INF

@@ -18,7 +18,11 @@ Estimates are ratio estimators over the replications (see
 Stopping rule: after the first ``replications`` replications, while the relative
 half-width of R's interval exceeds ``rel_precision``, more replications are run
 (about as many as the current half-width says are needed, at most doubling the
-count each round) up to ``max_replications`` (and ``max_seconds``).
+count each round) up to ``max_replications``. ``max_seconds`` bounds the whole
+run, the replication in progress included: the engines look at the clock every
+few thousand events, a replication cut by the deadline is dropped, and the
+estimates come from the finished ones (at least two are needed for an interval;
+with fewer, :class:`SimulationTimeout` says so).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
@@ -40,7 +44,7 @@ import numpy as np
 
 from spn.exceptions import ModelError
 from spn.simulation.cluster import ClusterSimulator
-from spn.simulation.distributions import distributions_from_description
+from spn.simulation.distributions import SimulationTimeout, distributions_from_description
 from spn.simulation.engine import NetSimulator
 from spn.simulation.statistics import Estimate, ratio_estimate
 
@@ -77,6 +81,8 @@ class SimulationReport:
     seconds: float
     seed: int
     pool_finished_tasks: bool = False
+    #: the run was stopped by ``max_seconds`` before its stopping rule or ``replications`` was met
+    time_limited: bool = False
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn simulate --json`` (docs/design.md §5)."""
@@ -141,8 +147,9 @@ def _net_runner(desc):
     sim = NetSimulator(app.net, distributions_from_description(desc))
     N, C = desc.workload.users, desc.cluster.containers
 
-    def run(seed, warmup, jobs):
-        rep = sim.run(seed, warmup=warmup, length=jobs, count=app.end_activity, observe=("PJ", "PC"))
+    def run(seed, warmup, jobs, deadline):
+        rep = sim.run(seed, warmup=warmup, length=jobs, count=app.end_activity, observe=("PJ", "PC"),
+                      deadline=deadline)
         T = rep.duration
         return (T, rep.count(app.end_activity), N * T - rep.integral("PJ"), C * T - rep.integral("PC"),
                 rep.timed_events, rep.events - rep.timed_events)
@@ -152,8 +159,8 @@ def _net_runner(desc):
 def _cluster_runner(desc, pool_finished_tasks=False):
     sim = ClusterSimulator(desc, pool_finished_tasks=pool_finished_tasks)
 
-    def run(seed, warmup, jobs):
-        rep = sim.run(seed, warmup=warmup, length=jobs)
+    def run(seed, warmup, jobs, deadline):
+        rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline)
         return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
     return run
 
@@ -168,8 +175,9 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     ``engine`` is ``"net"`` (the application net, with each phase's task-time law)
     or ``"cluster"`` (the job-level simulator). ``replications`` is the number run
     first (at least 2); with ``rel_precision`` (e.g. 0.01) more are added until the
-    interval of R has that relative half-width, up to ``max_replications`` /
-    ``max_seconds``; ``rel_precision=None`` (or 0) runs exactly ``replications``.
+    interval of R has that relative half-width, up to ``max_replications``;
+    ``rel_precision=None`` (or 0) runs exactly ``replications``. ``max_seconds``
+    bounds the whole run (see the module docstring).
     ``seed``: int, Generator, SeedSequence or None; replication i uses the i-th
     child of its SeedSequence, so a run repeats exactly with the same seed.
     ``pool_finished_tasks=True`` (cluster engine only) counts finished tasks of a
@@ -181,6 +189,8 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     problems = []
     if not (isinstance(replications, (int, np.integer)) and replications >= 2):
         problems.append(f"replications must be an integer >= 2, got {replications!r}")
+    if max_seconds is not None and not (max_seconds > 0 and math.isfinite(max_seconds)):
+        problems.append(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
     if not (0 < confidence < 1):
         problems.append(f"confidence must be in (0, 1), got {confidence!r}")
     if rel_precision is not None and not (rel_precision >= 0 and math.isfinite(rel_precision)):
@@ -199,37 +209,56 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     ss = seed_sequence(seed)
     if pool_finished_tasks and engine != "cluster":
         raise ModelError("pool_finished_tasks applies to the cluster engine only")
+    started = time.perf_counter()
+    deadline = None if max_seconds is None else started + max_seconds
     run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks)
     show = progress and sys.stderr.isatty()
-    started = time.perf_counter()
     rows = []
     batch = int(replications)
-    met = False
+    met = timed_out = False
     last_shown = 0.0
-    while True:
-        for child in ss.spawn(batch):
-            rows.append(run(np.random.default_rng(child), int(warmup_jobs), int(jobs)))
+    while not timed_out:
+        for _ in range(batch):
+            if deadline is not None and time.perf_counter() > deadline:
+                timed_out = True
+                break
+            # one child at a time: the i-th child is the same as from one big spawn, and a million
+            # replications asked for cost nothing until they run
+            child = ss.spawn(1)[0]
+            try:
+                rows.append(run(np.random.default_rng(child), int(warmup_jobs), int(jobs), deadline))
+            except SimulationTimeout:
+                timed_out = True
+                break
             now = time.perf_counter()
             if show and now - last_shown > 0.25:
                 last_shown = now
                 _show_progress(engine, rows, confidence, now - started)
+        if len(rows) < 2:
+            break
         data = np.array(rows, dtype=float)
         r = ratio_estimate(data[:, 2], data[:, 1], confidence)
         n = len(rows)
-        if not rel_precision:
+        if timed_out:
+            met = bool(rel_precision) and r.rel_half_width <= rel_precision
+            break
+        if not rel_precision or r.rel_half_width <= rel_precision:
             met = True
             break
-        if r.rel_half_width <= rel_precision:
-            met = True
-            break
-        if n >= max_replications or (max_seconds is not None and time.perf_counter() - started > max_seconds):
+        if n >= max_replications or (deadline is not None and time.perf_counter() > deadline):
+            timed_out = n < max_replications
             break
         wanted = math.ceil(n * (r.rel_half_width / rel_precision) ** 2 * 1.05) if math.isfinite(
             r.rel_half_width) else 2 * n
         batch = max(1, min(wanted - n, n, max_replications - n))
-    seconds = time.perf_counter() - started
     if show:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
+    if len(rows) < 2:
+        raise SimulationTimeout(
+            f"{engine} simulation: the time limit of {max_seconds:.3g} s ran out with {len(rows)} replication(s) "
+            f"finished, and a confidence interval needs 2: allow more time, or measure fewer jobs per "
+            f"replication ({int(jobs):,} now)")
+    seconds = time.perf_counter() - started
     data = np.array(rows, dtype=float)
     C = desc.cluster.containers
     return SimulationReport(
@@ -241,7 +270,7 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         replications=len(rows), confidence=confidence,
         rel_precision=rel_precision or None, precision_met=met, jobs=int(jobs), warmup_jobs=int(warmup_jobs),
         events=int(data[:, 4].sum()), instant_firings=int(data[:, 5].sum()), seconds=seconds,
-        seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks),
+        seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
     )
 
 
