@@ -114,6 +114,9 @@ def write_model(model: FittedModel, out, *, force: bool = False) -> Path:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
+        umask = os.umask(0)        # mkstemp makes the file private; give it the usual mode
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, out)
     except BaseException:
         if os.path.exists(temporary):
