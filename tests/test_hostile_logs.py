@@ -195,6 +195,17 @@ def test_gzip_cut_anywhere_warns_and_fits_or_is_refused_cleanly(tmp_path, capsys
             assert "cut.json.gz: line" in str(error)
 
 
+def test_baseline_reports_reading_warnings_as_spn_warning_lines(tmp_path, capsys):
+    packed = gzip.compress(b"".join(json.dumps(e).encode() + b"\n" for e in spark_events()))
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(packed[: int(len(packed) * 0.95)])
+    status = main(["baseline", str(path), "--no-san"])
+    err = capsys.readouterr().err
+    assert status in (0, 2) and "Traceback" not in err
+    assert "spn: warning: " in err and "compressed stream ends early" in err
+    assert all(line.startswith("spn: ") for line in err.splitlines() if line.strip())
+
+
 def test_a_compression_bomb_is_refused_by_its_line_size(tmp_path):
     bomb = tmp_path / "bomb.json.gz"
     squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip framing

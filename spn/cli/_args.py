@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
+import warnings
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError, SpnError
@@ -192,3 +194,15 @@ def print_result(args, result: dict, table) -> None:
 
 def one_line(message) -> str:
     return " ".join(str(message).split())
+
+
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Warnings raised inside the block are printed as ``spn: warning: ...`` lines when it ends."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            for warning in caught:
+                print(f"spn: warning: {one_line(warning.message)}", file=sys.stderr)

@@ -77,8 +77,6 @@ def _register_fit(commands) -> None:
 
 def run_fit(args) -> int:
     """``spn fit``: logs -> description file (or stdout)."""
-    import warnings
-
     from spn.fit import fit_logs, write_model
 
     if args.out and os.path.exists(args.out) and not args.force:
@@ -87,18 +85,13 @@ def run_fit(args) -> int:
         raise ModelError("--warmup-runs applies to --per-query only")
     if args.per_query and args.input_size is not None:
         raise ModelError("--per-query and --input-size cannot be combined: fit one question at a time")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            model = fit_logs(
-                args.logs, per_query=args.per_query, input_size=args.input_size, max_shape=args.max_shape,
-                method=args.method, empirical=args.empirical, think_time=args.think_time, users=args.users,
-                containers=args.containers, stage_groups=args.stage_groups, delays=not args.no_delays,
-                allow_incomplete=args.allow_incomplete, name=args.name, warmup_runs=args.warmup_runs,
-            )
-        finally:
-            for warning in caught:
-                print(f"spn: warning: {_args.one_line(warning.message)}", file=sys.stderr)
+    with _args.warnings_as_lines():
+        model = fit_logs(
+            args.logs, per_query=args.per_query, input_size=args.input_size, max_shape=args.max_shape,
+            method=args.method, empirical=args.empirical, think_time=args.think_time, users=args.users,
+            containers=args.containers, stage_groups=args.stage_groups, delays=not args.no_delays,
+            allow_incomplete=args.allow_incomplete, name=args.name, warmup_runs=args.warmup_runs,
+        )
     for note in model.warnings:
         print(f"spn: note: {_args.one_line(note)}", file=sys.stderr)
     if not args.out:
@@ -154,7 +147,8 @@ def run_baseline(args) -> int:
         asked[key] = values
     if "scale" in asked and "input-size" in asked:
         raise SpnError("give the target input either as input-size=... or as scale=..., not both")
-    references = [reference_run(path) for path in args.logs]
+    with _args.warnings_as_lines():
+        references = [reference_run(path) for path in args.logs]
     largest = max(r.input_bytes for r in references)
     if "input-size" in asked:
         sizes = asked["input-size"]
@@ -166,8 +160,9 @@ def run_baseline(args) -> int:
         sizes = [0]
     cores = asked.get("cores") or sorted({r.cores for r in references})
     targets = [Target(int(size), int(k)) for size in sizes for k in cores]
-    report = compare_logs(args.logs, targets, cores_range=args.cores_range, san=not args.no_san,
-                          max_shape=args.max_shape, max_states=args.max_states, references=references)
+    with _args.warnings_as_lines():
+        report = compare_logs(args.logs, targets, cores_range=args.cores_range, san=not args.no_san,
+                              max_shape=args.max_shape, max_states=args.max_states, references=references)
     if args.json:
         _args.print_json(report.as_dict())
     else:
