@@ -81,10 +81,6 @@ def run_fit(args) -> int:
 
     if args.out and os.path.exists(args.out) and not args.force:
         raise ModelError(f"{args.out}: already exists; give --force to overwrite it")
-    if args.warmup_runs and not args.per_query:
-        raise ModelError("--warmup-runs applies to --per-query only")
-    if args.per_query and args.input_size is not None:
-        raise ModelError("--per-query and --input-size cannot be combined: fit one question at a time")
     with _args.warnings_as_lines():
         model = fit_logs(
             args.logs, per_query=args.per_query, input_size=args.input_size, max_shape=args.max_shape,
