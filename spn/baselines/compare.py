@@ -9,7 +9,9 @@ Each method takes from the reference runs what it can use:
   smallest and the largest input on the core count with the most runs;
 - **ideal scaling** and **Ernest**: all the runs;
 - **Amdahl, Gustafson, a/n+b*sqrt(n), a/n+b*n^c**: the runs at the target's
-  input size (within 1 %), which must cover enough core counts.
+  input size (within 1 %), which must cover enough core counts;
+- **PERIDOT (1 run)** and **Sparklens**: each run at the target's input size
+  on its own (mean of their predictions): they change only the cores.
 
 A method that cannot serve a target says why instead of giving a number.
 
@@ -32,8 +34,11 @@ from spn.defaults import MAX_STATES
 from spn.baselines.executors import LAWS, ExecutorFit, fit_executors
 from spn.baselines.ernest import fit_ernest, predict_ernest
 from spn.baselines.ideal import ideal_scaling
-from spn.baselines.peridot import PeridotModel, fit_peridot, predict_peridot
+from spn.baselines.peridot import (
+    PeridotModel, PeridotSingleModel, fit_peridot, fit_peridot_single, predict_peridot, predict_peridot_single,
+)
 from spn.baselines.runs import ReferenceRun, reference_run
+from spn.baselines.sparklens import SparklensProfile, replay, sparklens_profile
 from spn.exceptions import ModelError, SpnError
 from spn.logs.runs import check_distinct
 
@@ -42,7 +47,9 @@ __all__ = ["METHODS", "Target", "Prediction", "BaselineReport", "compare_runs", 
 
 #: method name in the table -> law of spn.baselines.executors (for the runtime-vs-executors fits)
 EXECUTOR_METHODS = {"Amdahl": "amdahl", "Gustafson": "gustafson", "a/n+b*sqrt(n)": "sqrt", "a/n+b*n^c": "power"}
-METHODS = ("SAN", "PERIDOT", "ideal scaling", "Ernest", *EXECUTOR_METHODS)
+#: the methods that predict other core counts from one run at the target's own input size
+SINGLE_RUN_METHODS = ("PERIDOT (1 run)", "Sparklens")
+METHODS = ("SAN", "PERIDOT", "ideal scaling", "Ernest", *EXECUTOR_METHODS, *SINGLE_RUN_METHODS)
 #: two input sizes within this relative difference are the same size
 SIZE_TOLERANCE = 0.01
 
@@ -74,6 +81,8 @@ class BaselineReport:
     peridot: PeridotModel | str | None = None            # the model, or why there is none
     ernest: tuple[float, ...] | str | None = None        # theta (input in bytes), or why there is none
     executor_fits: dict = field(default_factory=dict)    # (input_bytes, law) -> ExecutorFit | reason
+    peridot_single: tuple = ()                           # per reference: PeridotSingleModel | reason
+    sparklens: tuple | None = None                       # per reference: SparklensProfile | reason; None: not asked
 
     def row(self, target: Target) -> dict:
         return self.predictions[target]
@@ -94,6 +103,9 @@ class BaselineReport:
             "ernest": ({"theta": list(self.ernest), "features": ["1", "D/n", "log n", "n"], "D": "bytes"}
                        if isinstance(self.ernest, tuple) else {"error": self.ernest}),
             "executor_fits": [_fit_dict(size, law, fit) for (size, law), fit in self.executor_fits.items()],
+            "peridot_single": [_single_dict(r, m) for r, m in zip(self.references, self.peridot_single)],
+            **({"sparklens": [_sparklens_dict(r, p) for r, p in zip(self.references, self.sparklens)]}
+               if self.sparklens is not None else {}),
         }
 
 
@@ -116,17 +128,32 @@ def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, 
     references = [reference_run(p) for p in paths] if references is None else list(references)
     check_distinct(zip(paths, [r.digest for r in references]))
     solver = _san_solver(paths, references, max_shape=max_shape, max_states=max_states) if san else None
-    return compare_runs(references, targets, cores_range=cores_range, san=solver)
+    return compare_runs(references, targets, cores_range=cores_range, san=solver,
+                        sparklens=[_attempt(lambda: _sparklens_of(p)) for p in paths])
 
 
-def compare_runs(references, targets, *, cores_range: tuple[int, int] | None = None, san=None) -> BaselineReport:
+def _sparklens_of(path) -> SparklensProfile:
+    """Sparklens' profile of one log (a Spark event log: a MapReduce history has no stages to replay)."""
+    from spn.logs.runs import log_kind
+    from spn.logs.spark import read_spark_log
+
+    if log_kind(path) != "spark":
+        raise ModelError("Sparklens replays the stages of a Spark event log; a MapReduce history has none")
+    return sparklens_profile(read_spark_log(path))
+
+
+def compare_runs(references, targets, *, cores_range: tuple[int, int] | None = None, san=None,
+                 sparklens=None) -> BaselineReport:
     """Every method's prediction for every target.
 
     ``san`` is a function ``target -> seconds`` (it may raise
     :class:`~spn.exceptions.SpnError`, shown as the reason) or ``None`` to
-    leave the SAN column out; ``cores_range`` bounds the search for the best
-    core count of the runtime-vs-executors laws (default 1 to 4 x the most
-    cores of a reference or target).
+    leave the SAN column out; ``sparklens`` is one
+    :class:`~spn.baselines.sparklens.SparklensProfile` (or the reason there is
+    none) per reference, same order, or ``None`` to leave the Sparklens column
+    out; ``cores_range`` bounds the search for the best core count of the
+    runtime-vs-executors laws (default 1 to 4 x the most cores of a reference
+    or target).
     """
     references = tuple(references)
     targets = tuple(dict.fromkeys(targets))
@@ -137,6 +164,12 @@ def compare_runs(references, targets, *, cores_range: tuple[int, int] | None = N
     if cores_range is None:
         cores_range = (1, 4 * max(max(r.cores for r in references), max((t.cores for t in targets), default=1)))
     report = BaselineReport(references, targets)
+    report.peridot_single = tuple(_attempt(lambda r=r: fit_peridot_single(r)) for r in references)
+    if sparklens is not None:
+        report.sparklens = tuple(sparklens)
+        if len(report.sparklens) != len(references):
+            raise ModelError(f"give one Sparklens profile per reference run ({len(references)}), "
+                             f"got {len(report.sparklens)}")
     report.peridot = _attempt(lambda: fit_peridot(*_peridot_pair(references)))
     report.ernest = _attempt(lambda: tuple(float(x) for x in fit_ernest(
         [r.input_bytes for r in references], [r.cores for r in references], [r.seconds for r in references])))
@@ -153,6 +186,11 @@ def compare_runs(references, targets, *, cores_range: tuple[int, int] | None = N
         for method, law in EXECUTOR_METHODS.items():
             fit = _executor_fit(report, references, target.input_bytes, law, cores_range)
             row[method] = _from_model(method, fit, lambda f: f.predict(target.cores))
+        row["PERIDOT (1 run)"] = _single_run("PERIDOT (1 run)", references, report.peridot_single, target,
+                                             lambda m: predict_peridot_single(m, target.cores))
+        if report.sparklens is not None:
+            row["Sparklens"] = _single_run("Sparklens", references, report.sparklens, target,
+                                           lambda p: replay(p, target.cores).seconds)
         report.predictions[target] = row
     return report
 
@@ -178,6 +216,18 @@ def _from_model(method: str, model, predict) -> Prediction:
     if isinstance(model, str):
         return Prediction(method, None, model)
     return _predict(method, lambda: predict(model))
+
+
+def _single_run(method: str, references, models, target: Target, predict) -> Prediction:
+    """Mean of the predictions of each run at the target's input size (their own model each), or why none."""
+    pilots = [m for r, m in zip(references, models) if same_size(r.input_bytes, target.input_bytes)]
+    if not pilots:
+        return Prediction(method, None, "the single-run methods change only the cores: no reference run at "
+                          "this input size")
+    usable = [m for m in pilots if not isinstance(m, str)]
+    if not usable:
+        return Prediction(method, None, pilots[0])
+    return _predict(method, lambda: sum(predict(m) for m in usable) / len(usable))
 
 
 def _peridot_pair(references):
@@ -260,6 +310,24 @@ def _peridot_dict(model) -> dict:
                         "variable": g.variable, "wave_seconds": g.wave_seconds} for g in model.groups]}
 
 
+def _single_dict(reference, model) -> dict:
+    if not isinstance(model, PeridotSingleModel):
+        return {"source": reference.source, "error": model}
+    return {"source": reference.source, "cores": model.cores, "input_bytes": model.input_bytes,
+            "fixed_seconds": model.fixed_seconds,
+            "groups": [{"stage_ids": list(g.stage_ids), "partitions": g.partitions, "seconds": g.seconds,
+                        "wave_seconds": g.wave_seconds} for g in model.groups]}
+
+
+def _sparklens_dict(reference, profile) -> dict:
+    if not isinstance(profile, SparklensProfile):
+        return {"source": reference.source, "error": profile}
+    return {"source": reference.source, "span_seconds": profile.span_seconds,
+            "driver_seconds": profile.driver_seconds, "slots": profile.slots,
+            "jobs": [{"job_ids": list(j.job_ids), "stage_ids": [s.stage_id for s in j.stages],
+                      "measured_seconds": j.measured_seconds} for j in profile.jobs]}
+
+
 def _fit_dict(size, law, fit) -> dict:
     head = {"input_bytes": size, "method": _label(law), "law": law, "formula": LAWS[law][0]}
     if not isinstance(fit, ExecutorFit):
@@ -275,10 +343,11 @@ def format_table(report: BaselineReport) -> str:
     >>> from spn.baselines.runs import ReferenceRun
     >>> report = compare_runs([ReferenceRun("a.json", 20.0, 10**6, 2)], [Target(2 * 10**6, 4)])
     >>> print("\n".join(format_table(report).splitlines()[5:]))
-    input  cores  PERIDOT  ideal scaling  Ernest  Amdahl   Gustafson  a/n+b*sqrt(n)  a/n+b*n^c
-    2 MB   4      n/a [1]  20             20      n/a [2]  n/a [2]    n/a [2]        n/a [2]
+    input  cores  PERIDOT  ideal scaling  Ernest  Amdahl   Gustafson  a/n+b*sqrt(n)  a/n+b*n^c  PERIDOT (1 run)
+    2 MB   4      n/a [1]  20             20      n/a [2]  n/a [2]    n/a [2]        n/a [2]    n/a [3]
     [1] PERIDOT needs two runs on the same cores at different input sizes
     [2] the runtime-against-cores laws are fitted at one input size: no reference run at this input size
+    [3] the single-run methods change only the cores: no reference run at this input size
     """
     from spn.logs.sizes import format_size
 
@@ -306,7 +375,30 @@ def format_table(report: BaselineReport) -> str:
                   + f"; R^2 {fit.r_squared:.3f} over {fit.points} runs; least runtime {fit.best_seconds:.4g} s on "
                   f"{fit.best_cores} cores (searched {fit.cores_range[0]}..{fit.cores_range[1]})"
                   for size, law, fit in fitted]
+    lines += _single_run_lines(report)
     return "\n".join(lines)
+
+
+def _single_run_lines(report: BaselineReport) -> list[str]:
+    """What the single-run methods took from each run, when some target used them."""
+    used = any(report.predictions[t][m].seconds is not None
+               for t in report.targets for m in SINGLE_RUN_METHODS if m in report.predictions[t])
+    if not used:
+        return []
+    lines = ["", "single-run methods (each run at its own input size, its own cores)"]
+    profiles = report.sparklens if report.sparklens is not None else (None,) * len(report.references)
+    for run, model, profile in zip(report.references, report.peridot_single, profiles):
+        parts = []
+        if isinstance(model, PeridotSingleModel):
+            parts.append(f"PERIDOT (1 run): F = {model.fixed_seconds:.4g} s + waves of {len(model.groups)} stage "
+                         f"group(s) on {model.cores} cores")
+        if isinstance(profile, SparklensProfile):
+            busy = sum(j.measured_seconds for j in profile.jobs)
+            parts.append(f"Sparklens: driver time {profile.driver_seconds:.4g} s kept, {len(profile.jobs)} job "
+                         f"set(s) replayed ({busy:.4g} s with tasks running on {profile.slots} slots)")
+        if parts:
+            lines.append(f"{run.source}: " + "; ".join(parts))
+    return lines
 
 
 def _columns(rows) -> str:

@@ -18,6 +18,12 @@ sizes ``D1 != D2`` on the same ``E`` cores give:
    ``P_i' = D / mean(D1, D2) * mean(P_i)``, and
    ``T' = F + sum_var ceil(P_i' / E') * W_i``.
 
+**From a single run**, when only the cores change (the input, hence every
+group's partition count, stays): every group is timed by its waves in the one
+run, ``W_i = S_i / ceil(P_i / E)``, the fixed time is ``F = T - sum_i S_i``
+and ``T' = F + sum_i ceil(P_i / E') * W_i`` (:func:`fit_peridot_single`,
+:func:`predict_peridot_single`).
+
 >>> from spn.baselines.runs import ReferenceRun, StageGroup
 >>> small = ReferenceRun("a", 30.0, 100, 2, (StageGroup((0,), 4, 10.0), StageGroup((1,), 2, 5.0)))
 >>> large = ReferenceRun("b", 50.0, 200, 2, (StageGroup((0,), 8, 22.0), StageGroup((1,), 2, 5.0)))
@@ -26,6 +32,9 @@ sizes ``D1 != D2`` on the same ``E`` cores give:
 (5.25, 24.0)
 >>> predict_peridot(model, input_bytes=400, cores=4)       # P' = 400/150 * 6 = 16: 4 waves
 45.0
+>>> one = fit_peridot_single(small)                       # W = 10/2 and 5/1; F = 30 - 15
+>>> predict_peridot_single(one, cores=4)                  # 15 + 1 x 5 + 1 x 5
+25.0
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ from dataclasses import dataclass
 
 from spn.exceptions import ModelError
 
-__all__ = ["PeridotGroup", "PeridotModel", "waves", "fit_peridot", "predict_peridot"]
+__all__ = ["PeridotGroup", "PeridotModel", "waves", "fit_peridot", "predict_peridot", "PeridotWaves",
+           "PeridotSingleModel", "fit_peridot_single", "predict_peridot_single"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +122,51 @@ def predict_peridot(model: PeridotModel, input_bytes: float, cores: int) -> floa
             partitions = input_bytes / model.reference_bytes * (sum(group.partitions) / 2)
             total += waves(partitions, cores) * group.wave_seconds
     return total
+
+
+# --------------------------------------------------------------------------
+# From a single run: another core count, the same input
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeridotWaves:
+    """A stage group of a single run: its stages, task count ``P``, time ``S`` (s), wave time ``W = S / ceil(P/E)``."""
+
+    stage_ids: tuple[int, ...]
+    partitions: int
+    seconds: float
+    wave_seconds: float
+
+
+@dataclass(frozen=True)
+class PeridotSingleModel:
+    """PERIDOT from one run: its groups, fixed time ``F = T - sum S`` (s), the run's cores ``E`` and input (bytes)."""
+
+    groups: tuple[PeridotWaves, ...]
+    fixed_seconds: float
+    cores: int
+    input_bytes: int
+    source: str = ""
+
+
+def fit_peridot_single(run) -> PeridotSingleModel:
+    """PERIDOT's wave model from one :class:`~spn.baselines.runs.ReferenceRun`, for other core counts at its input.
+
+    Raises :class:`~spn.exceptions.ModelError` when the run has no stage groups (not a Spark event log).
+    """
+    if not run.groups:
+        raise ModelError("PERIDOT needs the stage groups of Spark event logs")
+    if run.cores < 1:
+        raise ModelError(f"PERIDOT needs the cores of the run, got {run.cores}")
+    groups = tuple(PeridotWaves(g.stage_ids, g.partitions, g.seconds,
+                                g.seconds / max(waves(g.partitions, run.cores), 1)) for g in run.groups)
+    fixed = run.seconds - sum(g.seconds for g in groups)
+    return PeridotSingleModel(groups, fixed, run.cores, run.input_bytes, run.source)
+
+
+def predict_peridot_single(model: PeridotSingleModel, cores: int) -> float:
+    """Predicted execution time (s) on ``cores`` cores: ``F + sum_i ceil(P_i / cores) * W_i``."""
+    if cores < 1:
+        raise ModelError(f"cores must be >= 1, got {cores}")
+    return model.fixed_seconds + sum(waves(g.partitions, cores) * g.wave_seconds for g in model.groups)
