@@ -2,7 +2,9 @@
 
 - :mod:`~spn.logs.spark` (with :mod:`~spn.logs.spark_files`): a Spark event
   log as a :class:`SparkApplication`; :mod:`~spn.logs.spark_stages`: its
-  stages' task times, DAG, concurrency and cores;
+  stages' task times, DAG, concurrency and cores; :mod:`~spn.logs.task_metrics`:
+  what a task's ``Task Metrics`` say, and :mod:`~spn.logs.task_profile`: its wall
+  time in parts (scheduler delay, fetch wait, compute, ...) and per-stage profiles;
 - :mod:`~spn.logs.jhist`: a MapReduce job history as a :class:`MapReduceJob`;
 - :mod:`~spn.logs.runs`: either log as a :class:`Run` (jobs, stages, task
   durations, delays), built by :mod:`~spn.logs.spark_runs` for Spark;
@@ -25,9 +27,12 @@ from spn.logs.records import JobRecord, Run, StageRecord
 from spn.logs.runs import check_distinct, load_runs, log_kind
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication, SparkExecutor, SparkJob, SparkStage, SparkTask, read_spark_log
+from spn.logs.task_metrics import TaskMetrics, read_task_metrics
+from spn.logs.task_profile import PARTS, StageProfile, TaskParts, stage_profiles, task_parts
 
 __all__ = [
     "SparkApplication", "SparkExecutor", "SparkJob", "SparkStage", "SparkTask", "read_spark_log",
+    "TaskMetrics", "read_task_metrics", "TaskParts", "task_parts", "StageProfile", "stage_profiles", "PARTS",
     "MapReduceJob", "TaskAttempt", "attempt_durations", "read_jhist",
     "StageRecord", "JobRecord", "Run", "load_runs", "log_kind", "check_distinct",
     "QueryRuns", "query_runs",

@@ -43,6 +43,7 @@ from spn.logs.fields import (
     time_ms,
 )
 from spn.logs.spark_files import read_events
+from spn.logs.task_metrics import TaskMetrics, read_task_metrics
 
 __all__ = [
     "SparkTask",
@@ -90,6 +91,8 @@ class SparkTask:
     input_bytes: int = 0
     shuffle_read_bytes: int = 0
     shuffle_write_bytes: int = 0
+    #: everything ``Task Metrics`` says (:mod:`spn.logs.task_metrics`); ``None`` when the event has none
+    metrics: TaskMetrics | None = field(default=None, compare=False, repr=False)
 
     @property
     def duration(self) -> float:
@@ -501,6 +504,7 @@ def _task(event: dict) -> SparkTask:
         input_bytes=byte_count(metrics.get("Input Metrics"), "Bytes Read"),
         shuffle_read_bytes=byte_count(shuffle_read, "Remote Bytes Read") + byte_count(shuffle_read, "Local Bytes Read"),
         shuffle_write_bytes=byte_count(metrics.get("Shuffle Write Metrics"), "Shuffle Bytes Written"),
+        metrics=read_task_metrics(info, metrics),
     )
 
 
