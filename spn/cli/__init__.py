@@ -7,6 +7,7 @@
     spn draw MODEL -o net.svg|png|pdf [--force]
     spn fit LOG [LOG...] [--out MODEL [--force]] [--per-query] [--input-size SIZE] [--max-shape K] ...
     spn baseline LOG [LOG...] [--predict cores=4,8] [--scale 2 | --predict input-size=10GB] [--json]
+    spn predict LOG [LOG...] --vary KEY=A..B [--what-if KEY=VALUE]... [--json]
     spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
     spn sweep MODEL --grid PATH=V1,V2,... [--grid ...] --out CSV [--resume|--force] [--workers N]
               [--scheduler tcp://HOST:PORT] [--percentiles 50,90] [--plot PNG]
@@ -22,7 +23,7 @@ Files are written by the rule of :mod:`spn.io.output`: an existing file is
 replaced only with ``--force``, and only by a complete one.
 
 One module per group of commands (``solve``, ``simulate``, ``net``, ``plan``,
-``fit``), each with ``register(commands)``; shared options in ``_args``, tables
+``fit``, ``predict``), each with ``register(commands)``; shared options in ``_args``, tables
 in ``format``. Nothing heavy is imported until a command runs.
 
 >>> main(["solve", "models/mapreduce.yaml", "--json"])  # doctest: +SKIP
@@ -35,7 +36,7 @@ import argparse
 import os
 import sys
 
-from spn.cli import fit, net, plan, simulate, solve
+from spn.cli import fit, net, plan, predict, simulate, solve
 from spn.cli._args import one_line
 from spn.cli.format import format_report
 from spn.exceptions import SpnError
@@ -43,7 +44,7 @@ from spn.exceptions import SpnError
 __all__ = ["format_report", "main"]
 
 #: the command modules, in the order of ``spn --help``
-_COMMANDS = (solve, simulate, net, plan, fit)
+_COMMANDS = (solve, simulate, net, plan, fit, predict)
 
 
 def main(argv=None) -> int:

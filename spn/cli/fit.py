@@ -72,6 +72,10 @@ def _register_fit(commands) -> None:
     fit.add_argument("--allow-incomplete", action="store_true",
                      help="fit the jobs that finished in the log of an application that did not finish")
     fit.add_argument("--name", help="model name (default: from the first log's name)")
+    fit.add_argument("--what-if", action="append", default=[], metavar="KEY=VALUE",
+                     help="fit the configuration the logs did not run: spark.executor.instances, "
+                     "spark.executor.cores, spark.sql.shuffle.partitions, spark.default.parallelism, input-size, "
+                     "hosts, executor-cpus (repeatable; rules in docs/design.md)")
     fit.set_defaults(run=run_fit)
 
 
@@ -87,6 +91,7 @@ def run_fit(args) -> int:
             method=args.method, empirical=args.empirical, think_time=args.think_time, users=args.users,
             containers=args.containers, stage_groups=args.stage_groups, delays=not args.no_delays,
             allow_incomplete=args.allow_incomplete, name=args.name, warmup_runs=args.warmup_runs,
+            what_if=args.what_if,
         )
     for note in model.warnings:
         print(f"spn: note: {_args.one_line(note)}", file=sys.stderr)
@@ -110,14 +115,17 @@ def run_fit(args) -> int:
 def _register_baseline(commands) -> None:
     baseline = commands.add_parser(
         "baseline",
-        help="predict with PERIDOT, ideal scaling, Ernest, Amdahl, Gustafson, ... beside the SAN model",
+        help="predict with PERIDOT, Sparklens, ideal scaling, Ernest, Amdahl, ... beside the SAN model",
         description="From the same logs, predict the execution time of each target (input size x cores) with "
         "the baselines of the literature and with the SAN model (spn fit + spn solve), in one table. A method "
-        "that cannot use the given logs says why instead of giving a number.",
+        "that cannot use the given logs says why instead of giving a number. Cores are task slots (executors x "
+        "cores per executor); the single-run methods (PERIDOT from one run, Sparklens' replay of the run's own "
+        "tasks) predict other core counts at a log's own input size.",
     )
     _add_logs(baseline)
     baseline.add_argument("--predict", action="append", default=[], type=_targets, metavar="KEY=V1,V2,...",
-                          help="cores=4,8 (default: the cores of the logs), input-size=1GB,2GB or scale=2,4 "
+                          help="cores=4,8 (task slots, executors x cores per executor; default: the cores "
+                          "of the logs), input-size=1GB,2GB or scale=2,4 "
                           "(x the largest input of the logs; default 1) (repeatable)")
     baseline.add_argument("--scale", type=_targets_of("scale"), metavar="S1,S2,...",
                           help="same as --predict scale=S1,S2,...")

@@ -60,7 +60,10 @@ from spn.fit.scaling import FittedPhase, pooled_template, scaled_template
 from spn.fit.write import FittedModel
 from spn.logs.queries import query_runs
 from spn.logs.records import Run
-from spn.logs.runs import check_distinct, load_runs
+from spn.fit.whatif import WhatIf, parse_changes, what_if_run, with_what_if
+from spn.logs.runs import check_distinct, load_runs, log_kind
+from spn.logs.spark import read_spark_log
+from spn.logs.spark_runs import spark_run, timed_jobs
 from spn.logs.sizes import format_size, parse_size
 
 __all__ = ["fit_logs", "FittedModel"]
@@ -75,7 +78,8 @@ _DIGITS = 6
 def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int = 10, method: str = "mle",
              empirical: bool = False, think_time: float | None = None, users: int | None = None,
              containers: int | None = None, stage_groups: bool = False, delays: bool = True,
-             allow_incomplete: bool = False, name: str | None = None, warmup_runs: int = 0) -> FittedModel:
+             allow_incomplete: bool = False, name: str | None = None, warmup_runs: int = 0,
+             what_if=None) -> FittedModel:
     """Fit a model description to one or more logs (see the module doc for the three modes).
 
     ``max_shape`` caps every Erlang shape (delays get exactly ``max_shape``);
@@ -86,6 +90,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     ``containers`` overrides the cores read from the log; ``warmup_runs``
     (per query) leaves out the first runs of the query in each log. A log given
     twice (the same file, or a copy of it) is a :class:`~spn.exceptions.LogFormatError`.
+    ``what_if`` (``KEY=VALUE`` items or a mapping, :mod:`spn.fit.whatif`) fits
+    the configuration they describe instead of the logs' own.
     """
     paths = [Path(p) for p in paths]
     if not paths:
@@ -98,7 +104,13 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         raise ModelError("per-query fitting and a target input size cannot be combined: fit one question at a time",
                          option="input_size")
     target = None if input_size is None else parse_size(input_size)
+    changes = parse_changes(what_if) if what_if else {}
+    if changes and (per_query or target is not None):
+        raise ModelError("what-if predictions start from whole-application logs of one configuration: they "
+                         "cannot be combined with per-query fitting or a two-log input size (use input-size=)",
+                         option="what_if")
     notes = []
+    what_ifs = []
     if per_query:
         found = [query_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups,
                             warmup_runs=warmup_runs) for p in paths]
@@ -120,6 +132,14 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         else:
             think_how = "given (--think-time)"
         users = users or seen_users
+    elif changes:
+        what_ifs = [_what_if(p, changes, allow_incomplete=allow_incomplete, stage_groups=stage_groups)
+                    for p in paths]
+        runs = [w.run for w in what_ifs]
+        check_distinct(zip(paths, [run.digest for run in runs]))
+        think_how = "given (--think-time)" if think_time is not None else "placeholder (1 user)"
+        think_time = 1.0 if think_time is None else think_time
+        users = users or 1
     else:
         runs = [load_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups) for p in paths]
         if target is None:  # else after the template, whose refusal of logs at one input size says more
@@ -140,10 +160,21 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         check_distinct(zip(paths, [run.digest for run in runs]))
     else:
         template = pooled_template(runs, method=method, max_shape=max_shape)
-    return _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
-                     think_how=think_how, users=users, containers=containers, max_shape=max_shape,
-                     empirical=empirical, delays=delays, method=method, name=name, notes=notes,
-                     input_size=target)
+    model = _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
+                      think_how=think_how, users=users, containers=containers, max_shape=max_shape,
+                      empirical=empirical, delays=delays, method=method, name=name, notes=notes,
+                      input_size=target)
+    return with_what_if(model, what_ifs, changes) if changes else model
+
+
+def _what_if(path: Path, changes, *, allow_incomplete: bool, stage_groups: bool) -> WhatIf:
+    """One pilot log rewritten for the target configuration."""
+    if log_kind(path) != "spark":
+        raise LogFormatError(f"{path}: what-if predictions need a Spark event log (task metrics); "
+                             "this is a MapReduce job history")
+    app = read_spark_log(path)
+    run = spark_run(app, timed_jobs(app, allow_incomplete=allow_incomplete, stage_groups=stage_groups))
+    return what_if_run(app, run, changes)
 
 
 def _describe(runs, template, *, paths, per_query, think_time, think_how, users, containers, max_shape,

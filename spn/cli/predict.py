@@ -1,0 +1,59 @@
+"""``spn predict``: predicted execution time over a range of configurations, from a pilot's logs."""
+
+from __future__ import annotations
+
+from spn.cli import _args
+
+
+def register(commands) -> None:
+    predict = commands.add_parser(
+        "predict",
+        help="predict the execution time over a range of configurations from a pilot's Spark logs",
+        description="For each value of --vary, carry the pilot's task times to that configuration (the "
+        "what-if rules of spn fit --what-if) and estimate the mean execution time; print one row per "
+        "configuration with its interval, the method and the rules used.",
+    )
+    predict.add_argument("logs", nargs="+", metavar="LOG", help="Spark event log(s) of the pilot configuration")
+    predict.add_argument("--vary", required=True, metavar="KEY=A..B",
+                         help="the setting to vary: KEY=A..B (every whole number) or KEY=V1,V2,..., e.g. "
+                         "spark.executor.instances=3..24 or input-size=1GB,2GB")
+    predict.add_argument("--what-if", action="append", default=[], metavar="KEY=VALUE",
+                         help="a setting held at another value than the pilot's (repeatable)")
+    predict.add_argument("--users", type=_args.positive_int, default=1, metavar="N",
+                         help="users submitting the application (default: 1, the application alone)")
+    predict.add_argument("--think-time", type=_args.positive_float, metavar="Z",
+                         help="mean think time in seconds (needed with several users)")
+    predict.add_argument("--seed", type=_args.non_negative_int, default=0, metavar="S",
+                         help="random seed of the simulations (default: 0)")
+    predict.add_argument("--rel-precision", type=_args.positive_float, default=0.005, metavar="E",
+                         help="relative half-width of each 95 %% interval (default: %(default)s)")
+    predict.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                         help="stop each configuration's simulation after T seconds")
+    _args.add_json(predict)
+    predict.set_defaults(run=run_predict)
+
+
+def run_predict(args) -> int:
+    from spn.analysis.predict import parse_vary, predict
+    from spn.exceptions import ModelError
+
+    if args.users > 1 and args.think_time is None:
+        raise ModelError("several users need a think time", option="think_time")
+    with _args.warnings_as_lines():
+        rows = predict(args.logs, parse_vary(args.vary), args.what_if, users=args.users,
+                       think_time=args.think_time, seed=args.seed, rel_precision=args.rel_precision,
+                       max_seconds=args.max_seconds)
+    if args.json:
+        _args.print_json({"logs": list(args.logs), "rows": [row.as_dict() for row in rows]})
+        return 0
+    width = max(len(str(row.value)) for row in rows)
+    key = rows[0].key
+    print(f"{key:>{max(width, len(key))}}  predicted (s)  95 % interval        configuration")
+    for row in rows:
+        print(f"{row.value:>{max(width, len(key))}}  {row.mean_s:13.5g}  [{row.ci_low:.5g}, {row.ci_high:.5g}]"
+              f"{'':4}{row.target}")
+    print(f"method: {rows[0].method}")
+    print("rules (last configuration):")
+    for rule in rows[-1].rules:
+        print(f"  - {rule}")
+    return 0

@@ -1,0 +1,339 @@
+"""What-if: the pilot run's task times carried to another configuration.
+
+``spn fit LOG --what-if spark.executor.instances=12`` fits the model of the
+configuration the pilot did *not* run. Each successful task of the pilot is
+split into its parts (:func:`~spn.logs.task_profile.task_parts`: overheads,
+compute, shuffle fetch wait, shuffle write) and every part is carried to the
+target by a rule; the rewritten task times are then fitted as usual. Rules
+(docs/design.md §8.4 gives the evidence):
+
+- **task counts**: a stage that reads input keeps its split size, so its task
+  count follows the input size (``n' = round(n D'/D)``); a shuffle stage
+  whose task count is the pilot's ``spark.sql.shuffle.partitions`` (or
+  ``spark.default.parallelism``) gets the new setting;
+- **data per task** of a shuffle stage: ``g = (D'/D)(n/n')``; compute and
+  shuffle write scale with it (a per-byte cost, as in the "Spark Performance
+  Models" paper); an input stage's tasks keep their bytes;
+- **processor sharing**: when an executor runs more task slots than it has
+  CPUs (``executor-cpus``), compute stretches by ``max(1, cores/cpus)``
+  (every slot busy: the tail of a stage is predicted slightly slow);
+- **shuffle fetch**: Spark (before 3.0) fetches every block of another
+  executor as *remote*, so the remote fraction is ``1 - 1/E``; the bytes that
+  cross hosts are served at a rate ``d`` per host measured in the pilot's
+  stage (``d = cross-host bytes / (hosts x stage span)``). A task of the
+  target takes ``overheads + write' + max(compute' + latency', F')`` with the
+  bandwidth-bound time ``F' = cross' x k' / (H' d)``, ``k' = n' / ceil(n'/slots')``
+  the tasks per wave (so that the stage's waves take the fluid time, all its
+  cross-host bytes over ``H' d``) and the latency part of the fetch wait growing with the
+  remote blocks (``W (r'/r) g``). A pilot stage that was not network-bound
+  gives only a lower bound on ``d``: the rule says so.
+- **hosts**: ``H' = ceil(E' / m)`` with ``m`` the most executors the pilot
+  had on one host (``hosts=`` overrides).
+
+Driver time (delays) and the stage DAG stay as they were. A target equal to
+the pilot returns the pilot's own task times.
+
+>>> changes = parse_changes(["spark.executor.instances=12", "input-size=2GB"])
+>>> changes
+{'spark.executor.instances': 12, 'input-size': 2000000000}
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from spn.exceptions import ModelError
+from spn.limits import MAX_COUNT
+from spn.logs.records import Run, StageRecord, duration_floor
+from spn.logs.sizes import format_size, parse_size
+from spn.logs.spark import SparkApplication, SparkTask
+from spn.logs.task_profile import task_parts
+
+__all__ = ["KEYS", "Setting", "WhatIf", "parse_changes", "pilot_setting", "target_setting", "what_if_run",
+           "with_what_if"]
+
+#: the keys ``--what-if`` takes: Spark's own names, plus ``input-size``, ``hosts`` and ``executor-cpus``
+KEYS = {
+    "spark.executor.instances": "executors",
+    "spark.executor.cores": "task slots per executor",
+    "spark.sql.shuffle.partitions": "tasks of a SQL shuffle stage",
+    "spark.default.parallelism": "tasks of an RDD shuffle stage",
+    "input-size": "bytes the application reads (the most one stage read)",
+    "hosts": "machines the executors run on",
+    "executor-cpus": "CPUs an executor's task slots share",
+}
+
+#: Spark's defaults when the pilot's log does not set them
+_SQL_PARTITIONS_DEFAULT = 200
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A configuration, as far as the rules need it.
+
+    ``cpus`` is ``None`` when every task slot has a CPU of its own;
+    ``partitions`` maps ``spark.sql.shuffle.partitions`` and
+    ``spark.default.parallelism`` to their values (``None``: unknown).
+    """
+
+    executors: int
+    cores: int
+    hosts: int
+    executors_per_host: int
+    input_bytes: int
+    partitions: Mapping[str, int | None]
+    cpus: int | None = None
+
+    @property
+    def slots(self) -> int:
+        return self.executors * self.cores
+
+    def describe(self) -> str:
+        text = f"{self.executors} executor(s) x {self.cores} core(s) on {self.hosts} host(s)"
+        if self.cpus is not None:
+            text += f", {self.cpus} CPU(s) per executor"
+        if self.input_bytes:
+            text += f", input {format_size(self.input_bytes)}"
+        return text
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The pilot's run rewritten for the target: ``run`` (task counts, task times, containers) and how."""
+
+    run: Run
+    pilot: Setting
+    target: Setting
+    rules: tuple[str, ...]
+
+
+def parse_changes(items: Iterable[str] | Mapping[str, object]) -> dict[str, int]:
+    """``KEY=VALUE`` items (or a mapping) as checked integers by key; a bad one is a one-line :class:`ModelError`."""
+    pairs = items.items() if isinstance(items, Mapping) else [_split(item) for item in items]
+    changes = {}
+    for key, value in pairs:
+        if key not in KEYS:
+            raise ModelError(f"what-if key {key!r} is not known; known keys: {', '.join(KEYS)}", option="what_if")
+        if key in changes:
+            raise ModelError(f"what-if key {key} given twice", option="what_if")
+        changes[key] = _value(key, value)
+    return changes
+
+
+def _split(item: str) -> tuple[str, str]:
+    key, sep, value = str(item).partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise ModelError(f"what-if {item!r} is not KEY=VALUE (e.g. spark.executor.instances=12)", option="what_if")
+    return key.strip(), value.strip()
+
+
+def _value(key: str, value) -> int:
+    if key == "input-size":
+        try:
+            size = parse_size(value)
+        except ModelError as error:
+            raise ModelError(f"what-if input-size: {error}", option="what_if") from None
+        if size <= 0:
+            raise ModelError(f"what-if input-size must be > 0, got {value!r}", option="what_if")
+        return int(size)
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise ModelError(f"what-if {key}={value!r}: not a whole number", option="what_if") from None
+    if not 1 <= number <= MAX_COUNT:
+        raise ModelError(f"what-if {key}={value}: must be between 1 and {MAX_COUNT:,}", option="what_if")
+    return number
+
+
+def pilot_setting(app: SparkApplication, run: Run) -> Setting:
+    """The pilot's configuration, read from its log (executors alive, their cores and hosts, settings)."""
+    executors = [e for e in app.executors if e.executor_id != "driver"]
+    if executors:
+        count = len(executors)
+        cores = max((e.cores or 0) for e in executors) or (app.executor_cores or 1)
+        per_host = Counter(e.host for e in executors)
+        hosts, most = len(per_host), max(per_host.values())
+    else:  # local mode: the driver runs the tasks
+        cores = run.containers or 1
+        count, hosts, most = 1, 1, 1
+    properties = app.spark_properties
+    partitions = {
+        "spark.sql.shuffle.partitions": _as_int(properties.get("spark.sql.shuffle.partitions"))
+        or _SQL_PARTITIONS_DEFAULT,
+        "spark.default.parallelism": _as_int(properties.get("spark.default.parallelism")),
+    }
+    return Setting(count, cores, hosts, most, int(run.input_bytes), partitions)
+
+
+def target_setting(pilot: Setting, changes: Mapping[str, int]) -> Setting:
+    """The target configuration: the pilot's with ``changes`` applied (hosts follow the executors)."""
+    executors = changes.get("spark.executor.instances", pilot.executors)
+    hosts = changes.get("hosts") or (pilot.hosts if executors == pilot.executors
+                                     else math.ceil(executors / pilot.executors_per_host))
+    if hosts > executors:
+        raise ModelError(f"what-if hosts={hosts} is more than the {executors} executor(s)", option="what_if")
+    partitions = dict(pilot.partitions)
+    for key in partitions:
+        if key in changes:
+            partitions[key] = changes[key]
+    input_bytes = changes.get("input-size", pilot.input_bytes)
+    if input_bytes != pilot.input_bytes and pilot.input_bytes <= 0:
+        raise ModelError("what-if input-size: the pilot's log reports no input bytes read, so a new input size "
+                         "cannot be scaled from it", option="what_if")
+    return Setting(executors, changes.get("spark.executor.cores", pilot.cores), hosts,
+                   max(1, math.ceil(executors / hosts)), input_bytes, partitions,
+                   changes.get("executor-cpus", pilot.cpus))
+
+
+def what_if_run(app: SparkApplication, run: Run, changes: Mapping[str, int]) -> WhatIf:
+    """The pilot ``run`` (read from ``app``) rewritten for the configuration ``changes`` describe.
+
+    ``executor-cpus`` describes the machines, so it holds for the pilot too.
+    """
+    pilot = replace(pilot_setting(app, run), cpus=changes.get("executor-cpus"))
+    target = target_setting(pilot, changes)
+    if target == pilot:
+        return WhatIf(run, pilot, target, ("the target is the pilot's own configuration: task times as measured",))
+    tasks_of = _successful_tasks(app)
+    rules: list[str] = []
+    jobs = []
+    for job in run.jobs:
+        stages = []
+        for stage in job.stages:
+            tasks = [t for s in stage.stage_ids for t in tasks_of.get(s, ())]
+            stages.append(_stage(stage, tasks, app, pilot, target, rules) if tasks else stage)
+        jobs.append(replace(job, stages=tuple(stages)))
+    scale = target.input_bytes / pilot.input_bytes if pilot.input_bytes else 1.0
+    new_run = replace(run, jobs=tuple(jobs), containers=target.slots,
+                      containers_how=f"what-if: {target.describe()}",
+                      input_bytes=int(round(run.input_bytes * scale)))
+    return WhatIf(new_run, pilot, target, tuple(dict.fromkeys(rules)))
+
+
+def with_what_if(model, what_ifs: list[WhatIf], changes: Mapping[str, int]):
+    """``model`` (a :class:`~spn.fit.write.FittedModel`) with the what-if's provenance in its header and reference."""
+    description = dict(model.description)
+    reference = dict(description.get("reference", {}))
+    reference["what_if"] = {
+        "changes": {key: int(value) for key, value in changes.items()},
+        "pilots": [w.pilot.describe() for w in what_ifs],
+        "target": what_ifs[0].target.describe(),
+        "rules": list(dict.fromkeys(rule for w in what_ifs for rule in w.rules)),
+    }
+    description["reference"] = reference
+    header = list(model.header)
+    header.insert(2, f"What-if: {', '.join(f'{k}={v}' for k, v in changes.items())}: "
+                     f"{what_ifs[0].target.describe()} (pilot: {what_ifs[0].pilot.describe()}); task times "
+                     "carried over by the rules under reference.what_if (spn.fit.whatif)")
+    return replace(model, description=description, header=tuple(header))
+
+
+def _successful_tasks(app: SparkApplication) -> dict[int, list[SparkTask]]:
+    """Successful attempts per stage, in launch order (the order of a StageRecord's durations)."""
+    by_stage: dict[int, list[SparkTask]] = {}
+    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
+        by_stage.setdefault(task.stage_id, []).append(task)
+    return by_stage
+
+
+def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pilot: Setting, target: Setting,
+           rules: list[str]) -> StageRecord:
+    """One stage carried to the target: its task count and its tasks' times."""
+    parts = [task_parts(t) for t in tasks]
+    label = f"stage {','.join(map(str, stage.stage_ids))}"
+    shuffle = np.array([(p.remote_bytes or 0) + (p.local_bytes or 0) for p in parts], dtype=float)
+    reads_input = sum(p.input_bytes or 0 for p in parts) > 0
+    data = target.input_bytes / pilot.input_bytes if pilot.input_bytes else 1.0
+    n = stage.tasks
+    n_new, g = n, 1.0
+    if shuffle.sum() > 0:
+        key = _partition_key(n, pilot)
+        if key and target.partitions[key] != pilot.partitions[key]:
+            n_new = target.partitions[key]
+            rules.append(f"{label}: {n} -> {n_new} tasks ({key})")
+        g = data * n / n_new
+    elif reads_input and data != 1.0:
+        n_new = max(1, round(n * data))
+        rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
+    share = _sharing(target) / _sharing(pilot)
+    compute = np.array([p.compute for p in parts]) * g * share
+    write = np.array([p.shuffle_write for p in parts]) * g
+    wait = np.array([p.fetch_wait for p in parts])
+    other = np.array([p.wall for p in parts]) - np.array([p.compute + p.shuffle_write + p.fetch_wait for p in parts])
+    if share != 1.0:
+        rules.append(f"compute x {share:.3g}: {target.cores} slot(s) share {target.cpus or target.cores} CPU(s) "
+                     f"per executor (pilot: {pilot.cores} on {pilot.cpus or pilot.cores})")
+    if g != 1.0:
+        rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte")
+    if shuffle.sum() > 0 and (target.executors, target.hosts, target.slots) != (pilot.executors, pilot.hosts,
+                                                                                 pilot.slots):
+        fetch = _fetch_times(stage, tasks, parts, shuffle, app, pilot, target, g, n_new, label, rules)
+        times = other + write + np.maximum(compute + fetch[0], fetch[1])
+    else:
+        times = other + write + compute + wait * g
+    times = np.maximum(times, 0.0)
+    if n_new != n:
+        times = _resample(times, n_new)
+    return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
+                   input_bytes=int(round(stage.input_bytes * (data if reads_input else 1.0))))
+
+
+def _partition_key(tasks: int, pilot: Setting) -> str | None:
+    """The setting that fixed a shuffle stage's task count, when its count is that setting's value."""
+    for key, value in pilot.partitions.items():
+        if value is not None and value == tasks:
+            return key
+    return None
+
+
+def _sharing(setting: Setting) -> float:
+    return max(1.0, setting.cores / setting.cpus) if setting.cpus else 1.0
+
+
+def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Setting, g: float, n_new: int,
+                 label: str, rules: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per task of the target: the latency part of the fetch wait, and the bandwidth-bound task time."""
+    executors_on = Counter(e.host for e in app.executors if e.executor_id != "driver")
+    total = max(pilot.executors, 1)
+    cross = np.array([b * (1.0 - executors_on.get(t.host, 1) / total) if pilot.executors > 1 else 0.0
+                      for t, b in zip(tasks, shuffle)])
+    span = (max(t.finish_ms for t in tasks) - min(t.launch_ms for t in tasks)) / 1000.0
+    remote = 1.0 - 1.0 / pilot.executors
+    remote_new = 1.0 - 1.0 / target.executors
+    wait = np.array([p.fetch_wait for p in parts])
+    latency = wait * g * (remote_new / remote if remote > 0 else 0.0)
+    if cross.sum() <= 0 or span <= 0:
+        rules.append(f"{label}: no bytes crossed hosts in the pilot: fetch wait scaled with the remote blocks only")
+        return latency, np.zeros(len(parts))
+    per_host = cross.sum() / (pilot.hosts * span)
+    bound_share = wait.sum() / max(sum(p.wall for p in parts), 1e-12)
+    cross_new = shuffle * g * (1.0 - target.executors_per_host / target.executors)
+    # the stage's bandwidth-bound time is the fluid one, cross bytes / (H' d), shared out over its waves
+    # (a last partial wave fetches faster, as fewer tasks share the hosts)
+    at_once = n_new / math.ceil(n_new / target.slots)
+    bandwidth = cross_new * at_once / (target.hosts * per_host)
+    how = ("" if bound_share >= 0.2 else
+           f" (fetch wait was {100 * bound_share:.0f} % of the pilot's task time: the stage was not network-bound, "
+           "so this rate is a lower bound and the prediction errs slow)")
+    rules.append(f"{label}: shuffle served at {per_host / 1e6:.3g} MB/s per host (pilot: "
+                 f"{cross.sum() / 1e9:.3g} GB across {pilot.hosts} host(s) in {span:.4g} s); remote fraction "
+                 f"{remote:.3g} -> {remote_new:.3g}{how}")
+    return latency, bandwidth
+
+
+def _resample(times: np.ndarray, n: int) -> np.ndarray:
+    """``n`` task times with the same law as ``times``: its quantiles at ``n`` evenly spaced levels."""
+    levels = (np.arange(n) + 0.5) / n
+    return np.quantile(times, levels)
+
+
+def _as_int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
