@@ -52,6 +52,7 @@ from spn.limits import MAX_COUNT
 from spn.logs.records import Run, StageRecord, duration_floor
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication, SparkTask
+from spn.logs.spark_stages import max_executor_cores
 from spn.logs.task_profile import task_parts
 
 __all__ = ["KEYS", "Setting", "WhatIf", "parse_changes", "pilot_setting", "target_setting", "what_if_run",
@@ -154,10 +155,11 @@ def pilot_setting(app: SparkApplication, run: Run) -> Setting:
     """The pilot's configuration, read from its log (executors alive, their cores and hosts, settings)."""
     executors = [e for e in app.executors if e.executor_id != "driver"]
     if executors:
-        count = len(executors)
         cores = max((e.cores or 0) for e in executors) or (app.executor_cores or 1)
+        # executors alive at once (dynamic allocation adds and removes them over the run)
+        count = max(1, (max_executor_cores(app) or 0) // cores) if max_executor_cores(app) else len(executors)
         per_host = Counter(e.host for e in executors)
-        hosts, most = len(per_host), max(per_host.values())
+        hosts, most = min(len(per_host), count), min(max(per_host.values()), count)
     else:  # local mode: the driver runs the tasks
         cores = run.containers or 1
         count, hosts, most = 1, 1, 1
@@ -246,6 +248,10 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
     """One stage carried to the target: its task count and its tasks' times."""
     parts = [task_parts(t) for t in tasks]
     label = f"stage {','.join(map(str, stage.stage_ids))}"
+    unmeasured = sum(not p.measured for p in parts)
+    if unmeasured:
+        rules.append(f"{label}: {unmeasured} of {len(parts)} tasks have no Task Metrics (or no Executor Run "
+                     "Time): their whole time is kept as compute (fixed-time fallback)")
     shuffle = np.array([(p.remote_bytes or 0) + (p.local_bytes or 0) for p in parts], dtype=float)
     reads_input = sum(p.input_bytes or 0 for p in parts) > 0
     data = target.input_bytes / pilot.input_bytes if pilot.input_bytes else 1.0
