@@ -69,6 +69,15 @@ KEYS = {
     "executor-cpus": "CPUs an executor's task slots share",
 }
 
+#: settings of the cost models in the literature that an event log holds too little to carry over
+UNSUPPORTED = {
+    "spark.io.compression.codec": "the log has no time spent compressing or decompressing",
+    "spark.shuffle.compress": "the log has no time spent compressing or decompressing",
+    "spark.serializer": "the log has no serialisation time inside the run time (only the result's)",
+    "spark.executor.memory": "the log has the bytes spilled but not the time spent spilling",
+    "spark.memory.fraction": "the log has the bytes spilled but not the time spent spilling",
+}
+
 #: Spark's defaults when the pilot's log does not set them
 _SQL_PARTITIONS_DEFAULT = 200
 
@@ -118,6 +127,9 @@ def parse_changes(items: Iterable[str] | Mapping[str, object]) -> dict[str, int]
     pairs = items.items() if isinstance(items, Mapping) else [_split(item) for item in items]
     changes = {}
     for key, value in pairs:
+        if key in UNSUPPORTED:
+            raise ModelError(f"what-if {key} cannot be predicted from an event log: {UNSUPPORTED[key]}; run a "
+                             "pilot with the setting changed", option="what_if")
         if key not in KEYS:
             raise ModelError(f"what-if key {key!r} is not known; known keys: {', '.join(KEYS)}", option="what_if")
         if key in changes:
