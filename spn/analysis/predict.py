@@ -53,7 +53,13 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
     >>> parse_vary("input-size=1GB,2GB")
     ('input-size', [1000000000, 2000000000])
     """
-    from spn.fit.whatif import parse_changes
+    from spn.fit.whatif import parse_changes as what_if
+
+    def parse_changes(pair):
+        try:
+            return what_if(pair)
+        except ModelError as error:
+            raise ModelError("vary " + str(error).removeprefix("what-if "), option="vary") from None
 
     key, sep, values = str(text).partition("=")
     key = key.strip()

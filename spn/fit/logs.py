@@ -171,7 +171,7 @@ def _what_if(path: Path, changes, *, allow_incomplete: bool, stage_groups: bool)
     """One pilot log rewritten for the target configuration."""
     if log_kind(path) != "spark":
         raise LogFormatError(f"{path}: what-if predictions need a Spark event log (task metrics); "
-                             "this is a MapReduce job history")
+                             "this is a MapReduce job history", option="what_if")
     app = read_spark_log(path)
     run = spark_run(app, timed_jobs(app, allow_incomplete=allow_incomplete, stage_groups=stage_groups))
     return what_if_run(app, run, changes)

@@ -18,15 +18,15 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
   CPUs (``executor-cpus``), compute stretches by ``max(1, cores/cpus)``
   (every slot busy: the tail of a stage is predicted slightly slow);
 - **shuffle fetch**: Spark (before 3.0) fetches every block of another
-  executor as *remote*, so the remote fraction is ``1 - 1/E``; the bytes that
-  cross hosts are served at a rate ``d`` per host measured in the pilot's
-  stage (``d = cross-host bytes / (hosts x stage span)``). A task of the
-  target takes ``overheads + write' + max(compute' + latency', F')`` with the
-  bandwidth-bound time ``F' = cross' x k' / (H' d)``, ``k' = n' / ceil(n'/slots')``
-  the tasks per wave (so that the stage's waves take the fluid time, all its
-  cross-host bytes over ``H' d``) and the latency part of the fetch wait growing with the
-  remote blocks (``W (r'/r) g``). A pilot stage that was not network-bound
-  gives only a lower bound on ``d``: the rule says so.
+  executor as *remote*, so the remote fraction is ``1 - 1/E``. The bytes ``X``
+  a task moves across hosts share each host's bandwidth ``d`` with the other
+  tasks of its wave (``k = n / ceil(n/slots)`` per wave on ``H`` hosts), so a
+  bandwidth-bound run takes ``F = X k / (H d)``. A task of the target takes
+  ``overheads + write' + max(compute' + latency', run x F'/F)``, where
+  ``run`` is the pilot task's compute and fetch wait, ``F'/F = (X'/X)(k'/k)(H/H')``
+  with ``X`` the stage's mean per task (hosts serve all its tasks; ``d`` cancels) and the latency part of the fetch wait grows with the remote
+  blocks (``W (r'/r) g``). A pilot stage that was not network-bound gives
+  only an upper bound on its bandwidth-bound time: the rule says so.
 - **hosts**: ``H' = ceil(E' / m)`` with ``m`` the most executors the pilot
   had on one host (``hosts=`` overrides).
 
@@ -77,6 +77,11 @@ UNSUPPORTED = {
     "spark.executor.memory": "the log has the bytes spilled but not the time spent spilling",
     "spark.memory.fraction": "the log has the bytes spilled but not the time spent spilling",
 }
+
+#: the largest input size asked for (an exbibyte), so that sizes and task counts stay 64-bit integers
+MAX_INPUT_BYTES = 1 << 60
+#: the most task-time samples a rewritten stage keeps (its law, not its task count, is what is fitted)
+MAX_SAMPLES = 10_000
 
 #: Spark's defaults when the pilot's log does not set them
 _SQL_PARTITIONS_DEFAULT = 200
@@ -151,8 +156,9 @@ def _value(key: str, value) -> int:
             size = parse_size(value)
         except ModelError as error:
             raise ModelError(f"what-if input-size: {error}", option="what_if") from None
-        if size <= 0:
-            raise ModelError(f"what-if input-size must be > 0, got {value!r}", option="what_if")
+        if not 0 < size <= MAX_INPUT_BYTES:
+            raise ModelError(f"what-if input-size must be > 0 and at most {format_size(MAX_INPUT_BYTES)}, got "
+                             f"{value!r}", option="what_if")
         return int(size)
     try:
         number = int(str(value))
@@ -277,6 +283,9 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         g = data * n / n_new
     elif reads_input and data != 1.0:
         n_new = max(1, round(n * data))
+        if n_new > MAX_COUNT:
+            raise ModelError(f"what-if input-size: {label} would have {n_new:,} tasks, more than {MAX_COUNT:,}",
+                             option="what_if")
         rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
     share = _sharing(target) / _sharing(pilot)
     compute = np.array([p.compute for p in parts]) * g * share
@@ -296,7 +305,7 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         times = other + write + compute + wait * g
     times = np.maximum(times, 0.0)
     if n_new != n:
-        times = _resample(times, n_new)
+        times = _resample(times, min(n_new, max(MAX_SAMPLES, len(times))))
     return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
                    input_bytes=int(round(stage.input_bytes * (data if reads_input else 1.0))))
 
@@ -315,7 +324,7 @@ def _sharing(setting: Setting) -> float:
 
 def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Setting, g: float, n_new: int,
                  label: str, rules: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per task of the target: the latency part of the fetch wait, and the bandwidth-bound task time."""
+    """Per task of the target: the latency part of the fetch wait, and the bandwidth-bound time of its run."""
     executors_on = Counter(e.host for e in app.executors if e.executor_id != "driver")
     total = max(pilot.executors, 1)
     cross = np.array([b * (1.0 - executors_on.get(t.host, 1) / total) if pilot.executors > 1 else 0.0
@@ -328,19 +337,23 @@ def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Sett
     if cross.sum() <= 0 or span <= 0:
         rules.append(f"{label}: no bytes crossed hosts in the pilot: fetch wait scaled with the remote blocks only")
         return latency, np.zeros(len(parts))
+    # a task bound by its hosts' bandwidth takes time in proportion to the bytes it moves across hosts and
+    # to the tasks sharing each host (k per wave over H hosts): F = X k / (H d); d cancels in F'/F
+    at_once = stage.tasks / math.ceil(stage.tasks / pilot.slots)
+    at_once_new = n_new / math.ceil(n_new / target.slots)
+    cross_new = shuffle * g * (1.0 - target.executors_per_host / target.executors)
+    # hosts serve every task's fetches, so the stage's mean bytes across hosts is what shares them out
+    ratio = (cross_new.mean() / cross.mean()) * (at_once_new / at_once) * (pilot.hosts / target.hosts)
+    bandwidth = np.array([p.compute + p.fetch_wait for p in parts]) * ratio
     per_host = cross.sum() / (pilot.hosts * span)
     bound_share = wait.sum() / max(sum(p.wall for p in parts), 1e-12)
-    cross_new = shuffle * g * (1.0 - target.executors_per_host / target.executors)
-    # the stage's bandwidth-bound time is the fluid one, cross bytes / (H' d), shared out over its waves
-    # (a last partial wave fetches faster, as fewer tasks share the hosts)
-    at_once = n_new / math.ceil(n_new / target.slots)
-    bandwidth = cross_new * at_once / (target.hosts * per_host)
     how = ("" if bound_share >= 0.2 else
            f" (fetch wait was {100 * bound_share:.0f} % of the pilot's task time: the stage was not network-bound, "
-           "so this rate is a lower bound and the prediction errs slow)")
-    rules.append(f"{label}: shuffle served at {per_host / 1e6:.3g} MB/s per host (pilot: "
-                 f"{cross.sum() / 1e9:.3g} GB across {pilot.hosts} host(s) in {span:.4g} s); remote fraction "
-                 f"{remote:.3g} -> {remote_new:.3g}{how}")
+           "so its run is an upper bound on its bandwidth-bound time and the prediction errs slow)")
+    rules.append(f"{label}: cross-host shuffle served at {per_host / 1e6:.3g} MB/s per host in the pilot "
+                 f"({cross.sum() / 1e9:.3g} GB across {pilot.hosts} host(s) in {span:.4g} s); bandwidth-bound run "
+                 f"time x {ratio:.3g} (bytes across hosts x tasks per host); remote "
+                 f"fraction {remote:.3g} -> {remote_new:.3g}{how}")
     return latency, bandwidth
 
 
