@@ -17,6 +17,7 @@ Then the model that ``spn fit --what-if`` writes carries its provenance, and
 one line naming the flag, for ``spn fit`` and ``spn predict`` alike.
 """
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -361,3 +362,22 @@ def test_a_mapreduce_history_is_refused_by_the_library_too():
         pytest.skip("no MapReduce .jhist under shared/data/mapreduce-history")
     with pytest.raises(LogFormatError, match="what-if predictions need a Spark event log"):
         fit_logs([JHISTS[0]], what_if={"spark.executor.instances": 4})
+
+
+def test_a_log_without_task_metrics_keeps_task_times_fixed_and_says_so(tmp_path, capsys, monkeypatch):
+    # the same pilot with every Task Metrics object removed: no parts to carry, so each task's whole wall time
+    # is compute; more executors change nothing in a task, and the fit says so in a note (never a crash)
+    path = pilot_log(tmp_path / "pilot.json")
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in events:
+        event.pop("Task Metrics", None)
+    bare = tmp_path / "bare.json"
+    bare.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    app = read_spark_log(bare)
+    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.instances": 4})
+    assert [list(s.durations) for s in what.run.jobs[0].stages] == [pytest.approx(PILOT[0]), pytest.approx(PILOT[1])]
+    assert any("no Task Metrics" in rule and "fixed-time fallback" in rule for rule in what.rules)
+    out = tmp_path / "m.yaml"
+    result = spn_in_process(capsys, monkeypatch, "fit", bare, "--what-if", "spark.executor.instances=4", "-o", out)
+    assert result.returncode == 0 and out.exists()
+    assert "spn: note: stage 0: 4 of 4 tasks have no Task Metrics" in result.stderr.decode()

@@ -250,7 +250,8 @@ def with_what_if(model, what_ifs: list[WhatIf], changes: Mapping[str, int]):
     header.insert(2, f"What-if: {', '.join(f'{k}={v}' for k, v in changes.items())}: "
                      f"{what_ifs[0].target.describe()} (pilot: {what_ifs[0].pilot.describe()}); task times "
                      "carried over by the rules under reference.what_if (spn.fit.whatif)")
-    return replace(model, description=description, header=tuple(header))
+    fallbacks = [rule for rule in reference["what_if"]["rules"] if "fixed-time fallback" in rule]
+    return replace(model, description=description, header=tuple(header), warnings=model.warnings + tuple(fallbacks))
 
 
 def _successful_tasks(app: SparkApplication) -> dict[int, list[SparkTask]]:
