@@ -51,6 +51,10 @@ def fit_ernest(input_size, cores, seconds) -> np.ndarray:
     y = np.asarray(seconds, dtype=float)
     if len(y) == 0 or len(y) != len(X):
         raise ModelError(f"Ernest needs one time per run: {len(X)} runs, {len(y)} times")
+    if len({tuple(row) for row in X.tolist()}) < 2:
+        # one configuration (repeated or not) fits theta = (T, 0, 0, 0): the pilot's time for every target
+        raise ModelError("Ernest needs runs at two configurations (input size or cores) or more: its four "
+                         "coefficients say nothing from one")
     scale = np.abs(X).max(axis=0)
     scale[scale == 0] = 1.0
     theta, _ = scipy.optimize.nnls(X / scale, y)

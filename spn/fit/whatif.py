@@ -14,9 +14,10 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
 - **data per task** of a shuffle stage: ``g = (D'/D)(n/n')``; compute and
   shuffle write scale with it (a per-byte cost, as in the "Spark Performance
   Models" paper); an input stage's tasks keep their bytes;
-- **processor sharing**: when an executor runs more task slots than it has
-  CPUs (``executor-cpus``), compute stretches by ``max(1, cores/cpus)``
-  (every slot busy: the tail of a stage is predicted slightly slow);
+- **processor sharing**: when an executor's busy slots outnumber its CPUs
+  (``executor-cpus``), compute stretches by ``max(1, min(cores, n/E)/cpus)``
+  (a stage of few tasks fills only some slots; a last partial wave of a big
+  stage is predicted slightly slow);
 - **shuffle fetch**: Spark (before 3.0) fetches every block of another
   executor as *remote*, so the remote fraction is ``1 - 1/E``. The bytes ``X``
   a task moves across hosts share each host's bandwidth ``d`` with the other
@@ -64,7 +65,7 @@ KEYS = {
     "spark.executor.cores": "task slots per executor",
     "spark.sql.shuffle.partitions": "tasks of a SQL shuffle stage",
     "spark.default.parallelism": "tasks of an RDD shuffle stage",
-    "input-size": "bytes the application reads (the most one stage read)",
+    "input-size": "bytes the application reads, as its log counts them (the most one stage read)",
     "hosts": "machines the executors run on",
     "executor-cpus": "CPUs an executor's task slots share",
 }
@@ -288,14 +289,15 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
             raise ModelError(f"what-if input-size: {label} would have {n_new:,} tasks, more than {MAX_COUNT:,}",
                              option="what_if")
         rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
-    share = _sharing(target) / _sharing(pilot)
+    share = _sharing(target, n_new) / _sharing(pilot, n)
     compute = np.array([p.compute for p in parts]) * g * share
     write = np.array([p.shuffle_write for p in parts]) * g
     wait = np.array([p.fetch_wait for p in parts])
     other = np.array([p.wall for p in parts]) - np.array([p.compute + p.shuffle_write + p.fetch_wait for p in parts])
     if share != 1.0:
-        rules.append(f"compute x {share:.3g}: {target.cores} slot(s) share {target.cpus or target.cores} CPU(s) "
-                     f"per executor (pilot: {pilot.cores} on {pilot.cpus or pilot.cores})")
+        rules.append(f"{label}: compute x {share:.3g}: up to {target.cores} busy slot(s) share "
+                     f"{target.cpus or target.cores} CPU(s) per executor (pilot: {pilot.cores} on "
+                     f"{pilot.cpus or pilot.cores})")
     if g != 1.0:
         rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte")
     if shuffle.sum() > 0 and (target.executors, target.hosts, target.slots) != (pilot.executors, pilot.hosts,
@@ -319,8 +321,12 @@ def _partition_key(tasks: int, pilot: Setting) -> str | None:
     return None
 
 
-def _sharing(setting: Setting) -> float:
-    return max(1.0, setting.cores / setting.cpus) if setting.cpus else 1.0
+def _sharing(setting: Setting, tasks: int) -> float:
+    """How much slower compute runs when an executor's busy slots share its CPUs: a stage of few tasks fills
+    only some of the slots (``tasks / executors`` of them on each executor)."""
+    if not setting.cpus:
+        return 1.0
+    return max(1.0, min(setting.cores, tasks / setting.executors) / setting.cpus)
 
 
 def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Setting, g: float, n_new: int,
@@ -334,7 +340,13 @@ def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Sett
     remote = 1.0 - 1.0 / pilot.executors
     remote_new = 1.0 - 1.0 / target.executors
     wait = np.array([p.fetch_wait for p in parts])
-    latency = wait * g * (remote_new / remote if remote > 0 else 0.0)
+    if remote == 0:
+        # one executor fetched everything locally: nothing says what remote fetches would cost
+        if remote_new > 0:
+            rules.append(f"{label}: the pilot (one executor) fetched nothing remotely: its fetch wait is kept, "
+                         "scaled with the data; remote fetches of the target are not predicted")
+        return wait * g, np.zeros(len(parts))
+    latency = wait * g * remote_new / remote
     if cross.sum() <= 0 or span <= 0:
         rules.append(f"{label}: no bytes crossed hosts in the pilot: fetch wait scaled with the remote blocks only")
         return latency, np.zeros(len(parts))
