@@ -11,9 +11,9 @@ and the rules a schema cannot say, :mod:`~spn.description.overrides` applies
 """
 
 from spn.description.load import load_description, parse_description
-from spn.description.model import Cluster, Description, Phase, Workload
+from spn.description.model import Cluster, Description, Phase, Scheduler, Workload
 from spn.description.overrides import apply_overrides
 from spn.description.validate import schema
 
-__all__ = ["Cluster", "Description", "Phase", "Workload", "apply_overrides", "load_description",
+__all__ = ["Cluster", "Description", "Phase", "Scheduler", "Workload", "apply_overrides", "load_description",
            "parse_description", "schema"]

@@ -30,7 +30,7 @@ import os
 import types
 from collections.abc import Mapping
 
-from spn.description.model import Cluster, Description, Phase, Workload
+from spn.description.model import Cluster, Description, Phase, Scheduler, Workload
 from spn.description.overrides import apply_overrides
 from spn.description.text import DuplicateKeyError, TooLargeError, kind, one_line, parse_json, parse_yaml, show
 from spn.description.validate import problems
@@ -147,6 +147,7 @@ def _build(data: Mapping, source) -> Description:
         cluster=Cluster(containers=int(data["cluster"]["containers"])),
         phases=phases,
         edges=edges,
+        scheduler=Scheduler(policy=data.get("scheduler", {}).get("policy", "gate")),
         reference=_freeze(data.get("reference", {})),
         source=source,
     )

@@ -15,13 +15,20 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Workload", "Cluster", "Phase", "Description", "DISTRIBUTIONS", "LAW_PARAMETER"]
+__all__ = ["Workload", "Cluster", "Scheduler", "Phase", "Description", "DISTRIBUTIONS", "LAW_PARAMETER",
+           "POLICIES", "NET_POLICIES", "require_net_policy"]
 
 #: the task-time laws a phase may name in ``distribution``
 DISTRIBUTIONS = ("erlang", "exponential", "deterministic", "uniform", "lognormal", "empirical")
 
 #: the optional phase key each law needs; every other law takes none of them
 LAW_PARAMETER = {"uniform": "spread", "lognormal": "cv", "empirical": "samples"}
+
+#: the scheduling policies a description may name in ``scheduler.policy``
+POLICIES = ("fifo", "fair", "gate")
+
+#: the policies the application net (``spn solve``, the net simulator) models
+NET_POLICIES = ("gate",)
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,42 @@ class Cluster:
     """The ``containers`` (C) shared by every phase of every job."""
 
     containers: int
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    """How free containers are shared between the jobs in the system (docs/design.md §7.2).
+
+    ``policy``: ``gate`` (the paper's start gate: a job starts only when the previous
+    job's last phase holds containers for all its tasks), ``fifo`` (a free container goes
+    to the oldest job with a waiting task: YARN FIFO ordering, Spark FIFO) or ``fair``
+    (to the job with the fewest running tasks, ties to the oldest: Spark FAIR pools of one
+    job each, YARN fair ordering). The default stays ``gate`` until measurements against
+    real runs choose one.
+
+    Hook for later: ``fair`` will take per-class ``weights`` once a description has query
+    classes; a job's share is then its running tasks divided by its class's weight (the
+    cluster simulator already orders jobs by ``running / weight``, every weight 1 today).
+
+    >>> Scheduler().policy
+    'gate'
+    """
+
+    policy: str = "gate"
+
+
+def require_net_policy(desc) -> None:
+    """Raise :class:`~spn.exceptions.ModelError` unless the application net models ``desc``'s policy.
+
+    The net (``spn solve``, the net simulator) has no job identity yet, so it models the
+    gate only.
+    """
+    policy = desc.scheduler.policy
+    if policy not in NET_POLICIES:
+        from spn.exceptions import ModelError
+
+        raise ModelError(f"scheduler.policy: policy {policy} is simulated by the cluster engine only for now; "
+                         f"the net models gate (use spn simulate --engine cluster)")
 
 
 @dataclass(frozen=True)
@@ -68,7 +111,8 @@ class Description:
     """A whole model description.
 
     ``edges`` always lists the dependencies explicitly (a chain in list order
-    when the file gave none). ``reference`` holds measured results, read-only,
+    when the file gave none). ``scheduler`` is the scheduling policy (``gate`` when the
+    file gives none). ``reference`` holds measured results, read-only,
     never used as input; ``source`` is the file it was read from. Equality
     compares the model only, not ``reference`` or ``source``.
     """
@@ -79,5 +123,6 @@ class Description:
     cluster: Cluster
     phases: tuple[Phase, ...]
     edges: tuple[tuple[str, str], ...]
+    scheduler: Scheduler = field(default_factory=Scheduler)
     reference: Mapping = field(default_factory=lambda: types.MappingProxyType({}), compare=False)
     source: str | None = field(default=None, compare=False)
