@@ -343,11 +343,12 @@ def format_table(report: BaselineReport) -> str:
     >>> from spn.baselines.runs import ReferenceRun
     >>> report = compare_runs([ReferenceRun("a.json", 20.0, 10**6, 2)], [Target(2 * 10**6, 4)])
     >>> print("\n".join(format_table(report).splitlines()[5:]))
-    input  cores  PERIDOT  ideal scaling  Ernest  Amdahl   Gustafson  a/n+b*sqrt(n)  a/n+b*n^c  PERIDOT (1 run)
-    2 MB   4      n/a [1]  20             20      n/a [2]  n/a [2]    n/a [2]        n/a [2]    n/a [3]
+    input  cores  PERIDOT  ideal scaling  Ernest   Amdahl   Gustafson  a/n+b*sqrt(n)  a/n+b*n^c  PERIDOT (1 run)
+    2 MB   4      n/a [1]  20             n/a [2]  n/a [3]  n/a [3]    n/a [3]        n/a [3]    n/a [4]
     [1] PERIDOT needs two runs on the same cores at different input sizes
-    [2] the runtime-against-cores laws are fitted at one input size: no reference run at this input size
-    [3] the single-run methods change only the cores: no reference run at this input size
+    [2] Ernest needs runs at two configurations (input size or cores) or more: its four coefficients say nothing from one
+    [3] the runtime-against-cores laws are fitted at one input size: no reference run at this input size
+    [4] the single-run methods change only the cores: no reference run at this input size
     """
     from spn.logs.sizes import format_size
 
