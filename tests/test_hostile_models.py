@@ -236,16 +236,18 @@ def test_too_many_phases_are_refused_at_once(tmp_path):
 
 
 def test_a_large_max_states_stops_before_memory_runs_out():
-    """7.4 million states need about 2.6 GB: under 1 GB exploration stops, saying why."""
+    """7.4 million states need about 2.6 GB: under 1 GB the exact method's exploration stops, saying why."""
     line = assert_refused(run_spn(
         "solve", MODEL, "--set", "workload.users=50", "--set", "phases.map.tasks=500", "--set",
-        "phases.reduce.tasks=500", "--set", "cluster.containers=300", "--max-states", "100000000"),
+        "phases.reduce.tasks=500", "--set", "cluster.containers=300", "--max-states", "100000000",
+        "--method", "exact"),
         "stopped exploring at", "tangible markings", "bytes per state", "available")
     assert "(--max-states)" not in line       # a larger limit would not help
 
 
-def test_past_the_state_limit_solve_stops_at_once():
-    assert_refused(run_spn("solve", ROOT / "models" / "spark-sq2.yaml", "--max-states", "1000", timeout=30),
+def test_past_the_state_limit_the_exact_method_stops_at_once():
+    assert_refused(run_spn("solve", ROOT / "models" / "spark-sq2.yaml", "--max-states", "1000", "--method", "exact",
+                           timeout=30),
                    "more than 1,000 tangible markings", "(--max-states)")
 
 

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 
 from spn.defaults import MAX_STATES, RTOL
-from spn.exceptions import ConvergenceError, ModelError
+from spn.description.model import require_net_policy
+from spn.exceptions import ConvergenceError, ModelError, StateSpaceLimitError
 from spn.measures import (
     ImplausibleResultError, JobMeasures, check_distribution, expected_tokens, job_measures,
     throughput,
@@ -28,6 +29,11 @@ from spn.statespace import StateSpace, explore
 
 #: task-time laws the CTMC can represent exactly
 ANALYTIC_DISTRIBUTIONS = ("erlang", "exponential")
+
+#: relative half-width of the 95 % interval of R when ``spn solve`` simulates
+SIMULATION_PRECISION = 0.005
+#: seconds a simulation chosen by ``spn solve`` may take (its interval is reported either way)
+SIMULATION_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class SolveReport:
         """The JSON object of ``spn solve --json`` (docs/design.md §5)."""
         return {
             "model": self.model,
+            "method": "exact",
             "mean_execution_time": self.measures.mean_execution_time,
             "throughput": self.measures.throughput,
             "utilization": self.measures.utilization,
@@ -96,8 +103,10 @@ def _with_solver(error: ImplausibleResultError, result: SolverResult) -> Implaus
 def build_application(desc) -> ApplicationNet:
     """The composed net of a description, refusing task-time laws a CTMC cannot carry exactly.
 
-    Task-time laws other than Erlang/exponential are reported here, pointing to simulation.
+    Task-time laws other than Erlang/exponential are reported here, pointing to simulation;
+    so is a scheduling policy the net does not model (it models ``gate``).
     """
+    require_net_policy(desc)
     problems = [
         f"phases.{phase.name}.distribution: {phase.distribution!r} has no exact CTMC; "
         f"the analytic solver takes erlang or exponential task times (use `spn simulate`)"
@@ -144,10 +153,36 @@ def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
 
 
 def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
-                      progress: bool = False, raise_on_nonconvergence: bool = True) -> SolveReport:
-    """Solve a model description analytically; raise ConvergenceError unless told otherwise."""
-    return solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
-                             raise_on_nonconvergence=raise_on_nonconvergence).report
+                      progress: bool = False, raise_on_nonconvergence: bool = True, fallback: bool = False,
+                      rel_precision: float = SIMULATION_PRECISION, max_seconds: float | None = SIMULATION_SECONDS,
+                      seed=None):
+    """Solve a model description; raise ConvergenceError unless told otherwise.
+
+    ``method``: a steady-state solver (``auto``, ``direct``, ...: the exact CTMC, or an
+    error), ``exact`` (the same as ``auto`` without fallback), or ``simulation``. With
+    ``fallback=True`` and ``method="auto"`` (what ``spn solve`` does) the method is chosen
+    (:func:`choose_method`): the exact CTMC when it can be built within ``max_states``,
+    else a simulation to a 95 % interval of relative half-width ``rel_precision``, bounded
+    by ``max_seconds`` (:func:`simulate_for_solve`); a :class:`SimulatedSolveReport` says so.
+    """
+    started = time.perf_counter()
+    if method == "simulation":
+        return simulate_for_solve(desc, "asked for (method simulation)", rel_precision=rel_precision,
+                                  max_seconds=max_seconds, seed=seed, progress=progress, started=started)
+    if method == "exact" or not fallback:
+        return solve_application(desc, method="auto" if method == "exact" else method, rtol=rtol,
+                                 max_states=max_states, progress=progress,
+                                 raise_on_nonconvergence=raise_on_nonconvergence).report
+    reason = choose_method(desc, max_states)
+    if reason is None:
+        try:
+            return solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
+                                     raise_on_nonconvergence=raise_on_nonconvergence).report
+        except StateSpaceLimitError as error:
+            reason = (f"the chain has more than {max_states:,} tangible states (max_states)"
+                      if error.option == "max_states" else f"the chain does not fit in memory ({error})")
+    return simulate_for_solve(desc, reason, rel_precision=rel_precision, max_seconds=max_seconds, seed=seed,
+                              progress=progress, started=started)
 
 
 @dataclass(frozen=True)
@@ -196,3 +231,177 @@ def solve_net(net, *, method: str = "auto", rtol: float = RTOL, max_states: int 
             raise _with_solver(error, result) from None
     return NetReport(net.name, places, activities, ss.n_states, ss.n_transitions, result,
                      explore_s, solve_s, time.perf_counter() - started)
+
+
+# --------------------------------------------------------------------------
+# The method choice of ``spn solve``: exact where the chain fits, else simulation
+# --------------------------------------------------------------------------
+
+
+def _comb(n, k):
+    """C(n, k) as floats, elementwise (inf past the float range)."""
+    from scipy.special import comb
+
+    return comb(n, k)
+
+
+def state_space_lower_bound(desc) -> float:
+    """A lower bound on the tangible states of ``desc``'s chain, from the description alone.
+
+    Two families of states of the first job (every other user thinking) are always
+    reachable; distinct ones are distinct markings, so their count bounds the chain from
+    below (docs/design.md §5.6):
+
+    - a phase p that runs alone (every other phase is before or after it) holds
+      ``r = min(C, T - f)`` containers with f of its T tasks finished, its r running tasks
+      in any of the ``binom(r + k - 1, k - 1)`` Erlang stage compositions:
+      ``Σ_{f=0}^{T-1} binom(min(C, T-f) + k - 1, k - 1)``;
+    - the source phases of the highest priority start together and may share the C
+      containers in any way while each still has a waiting task (ties are random):
+      ``Σ_{r_1+...+r_m = C, r_p <= T_p - 1} Π_p (T_p - r_p) · binom(r_p + k_p - 1, k_p - 1)``
+      (``T_p - r_p`` finished counts leave a task waiting).
+
+    The largest is returned (0 when neither applies).
+
+    >>> from spn.description import load_description
+    >>> state_space_lower_bound(load_description("models/mapreduce.yaml"))      # the chain has 49
+    4.0
+    """
+    import numpy as np
+
+    C = int(desc.cluster.containers)
+    phases = list(desc.phases)
+    names = [p.name for p in phases]
+    index = {name: k for k, name in enumerate(names)}
+    shape = [int(p.shape) if p.distribution == "erlang" else 1 for p in phases]
+    bound = 0.0
+    # phases alone: ancestors and descendants as bit sets, in list order of a topological sort
+    ancestors = [0] * len(phases)
+    children = [[] for _ in phases]
+    parents = [[] for _ in phases]
+    for a, b in desc.edges:
+        children[index[a]].append(index[b])
+        parents[index[b]].append(index[a])
+    order, left = [], [len(ps) for ps in parents]
+    ready = [k for k, n in enumerate(left) if n == 0]
+    while ready:
+        k = ready.pop()
+        order.append(k)
+        for c in children[k]:
+            left[c] -= 1
+            if left[c] == 0:
+                ready.append(c)
+    if len(order) != len(phases):
+        return 0.0
+    for k in order:
+        for a in parents[k]:
+            ancestors[k] |= ancestors[a] | (1 << a)
+    descendants = [0] * len(phases)
+    for k in reversed(order):
+        for c in children[k]:
+            descendants[k] |= descendants[c] | (1 << c)
+    for k, phase in enumerate(phases):
+        if (ancestors[k] | descendants[k]).bit_count() == len(phases) - 1 and phase.tasks <= 10_000_000:
+            running = np.minimum(C, phase.tasks - np.arange(phase.tasks, dtype=float))
+            bound = max(bound, float(np.sum(_comb(running + shape[k] - 1, shape[k] - 1))))
+    # source phases of the top priority sharing the containers
+    sources = [k for k in range(len(phases)) if not parents[k]]
+    top = max(phases[k].priority for k in sources)
+    group = [k for k in sources if phases[k].priority == top]
+    if len(group) > 1 and C <= 5_000 and len(group) * C * C <= 50_000_000:
+        total = np.zeros(C + 1)
+        total[0] = 1.0
+        for k in group:
+            r = np.arange(min(C, phases[k].tasks - 1) + 1, dtype=float)
+            weights = np.minimum((phases[k].tasks - r) * _comb(r + shape[k] - 1, shape[k] - 1), 1e100)
+            total = np.minimum(np.convolve(total, weights)[:C + 1], 1e100)
+        bound = max(bound, float(total[C]))
+    return bound
+
+
+def choose_method(desc, max_states: int = MAX_STATES) -> str | None:
+    """None when the exact CTMC should be tried, else why not (then ``spn solve`` simulates).
+
+    Not tried: a chain that :func:`state_space_lower_bound` already puts past ``max_states``,
+    so that no time is spent exploring a chain that cannot fit. (Task-time laws other than
+    Erlang/exponential and policies the net does not model stay errors that point to
+    ``spn simulate``: the user asked for a model the CTMC cannot be.)
+    """
+    bound = state_space_lower_bound(desc)
+    if bound > max_states:
+        return f"the chain has at least {bound:,.3g} tangible states, past max_states {max_states:,}"
+    return None
+
+
+@dataclass(frozen=True)
+class SimulatedSolveReport:
+    """``spn solve`` answered by simulation: the estimates, their intervals and why not exact."""
+
+    model: str
+    users: int
+    think_time: float
+    containers: int
+    simulation: object          # spn.simulation.SimulationReport
+    reason: str
+    total_s: float
+
+    @property
+    def mean_execution_time(self):
+        """R with its interval (an :class:`~spn.simulation.statistics.Estimate`)."""
+        return self.simulation.mean_execution_time
+
+    def as_dict(self) -> dict:
+        """The JSON object of ``spn solve --json`` when it simulated (docs/design.md §5.4)."""
+        sim = self.simulation
+        r = sim.mean_execution_time
+        return {
+            "model": self.model,
+            "method": "simulation",
+            "mean_execution_time": r.value,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "rel_half_width": r.rel_half_width,
+            "confidence": sim.confidence,
+            "replications": sim.replications,
+            "precision_met": sim.precision_met,
+            "rel_precision": sim.rel_precision,
+            "throughput": sim.throughput.value,
+            "utilization": sim.utilization.value,
+            "engine": sim.engine,
+            "jobs_per_replication": sim.jobs,
+            "warmup_jobs": sim.warmup_jobs,
+            "seed": sim.seed,
+            "reason": self.reason,
+            "timings": {"simulate_s": sim.seconds, "total_s": self.total_s},
+            "users": self.users,
+            "think_time": self.think_time,
+            "containers": self.containers,
+        }
+
+
+def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_PRECISION,
+                       max_seconds: float | None = SIMULATION_SECONDS, seed=None, progress: bool = False,
+                       started: float | None = None) -> SimulatedSolveReport:
+    """The simulation ``spn solve`` runs when it does not solve exactly.
+
+    Engine: ``cluster`` for one user (its jobs never meet, so both engines simulate the same
+    model and the cluster engine is faster) or a scheduling policy only it models, else
+    ``net`` (the model the CTMC would solve). One user: each job starts on an empty cluster,
+    so no warm-up is needed and replications of 10 jobs suffice; several users: the run
+    length of ``spn simulate``. A pilot of 20 replications, then Stein's rule to the 95 %
+    interval of relative half-width ``rel_precision`` (:mod:`spn.simulation.statistics`),
+    up to 100,000 replications or ``max_seconds``.
+    """
+    from spn.description.model import NET_POLICIES
+    from spn.simulation.runner import simulate_description
+
+    started = time.perf_counter() if started is None else started
+    one_user = desc.workload.users == 1
+    engine = "cluster" if one_user or desc.scheduler.policy not in NET_POLICIES else "net"
+    run_length = {"warmup_jobs": 0, "jobs": 10} if one_user else {}
+    sim = simulate_description(desc, engine=engine, seed=seed, replications=20, confidence=0.95,
+                               rel_precision=rel_precision, max_replications=100_000, max_seconds=max_seconds,
+                               progress=progress, **run_length)
+    return SimulatedSolveReport(model=desc.name, users=desc.workload.users, think_time=desc.workload.think_time,
+                                containers=desc.cluster.containers, simulation=sim, reason=reason,
+                                total_s=time.perf_counter() - started)

@@ -124,8 +124,8 @@ def add_set(parser, help: str = "override a value (repeatable)") -> None:
     parser.add_argument("--set", metavar="PATH=VALUE", action="append", default=[], help=help)
 
 
-def add_method(parser) -> None:
-    parser.add_argument("--method", choices=METHODS, default="auto", help="steady-state solver (default: auto)")
+def add_method(parser, methods=METHODS, help: str = "steady-state solver (default: auto)") -> None:
+    parser.add_argument("--method", choices=methods, default="auto", help=help)
 
 
 def add_max_states(parser, help: str) -> None:
@@ -139,9 +139,10 @@ def add_json(parser, help: str = "print one JSON object instead of a table") -> 
 
 def add_solver_options(parser, *, tol_help: str = "solver tolerance (default: %(default)s)",
                        max_states_help: str = "stop exploring past N tangible states (default: %(default)s)",
-                       json_help: str = "print one JSON object instead of a table") -> None:
+                       json_help: str = "print one JSON object instead of a table", methods=METHODS,
+                       method_help: str = "steady-state solver (default: auto)") -> None:
     """--method, --tol, --max-states and --json: what :func:`solver_options` reads."""
-    add_method(parser)
+    add_method(parser, methods, method_help)
     parser.add_argument("--tol", type=positive_float, default=RTOL, metavar="T", help=tol_help)
     add_max_states(parser, max_states_help)
     add_json(parser, json_help)

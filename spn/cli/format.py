@@ -35,14 +35,17 @@ def format_report(result: dict) -> str:
     ...     "mean_execution_time": 12.5, "throughput": 0.133, "utilization": 0.5,
     ...     "tangible_states": 10, "transitions": 30,
     ...     "solver": {"method": "direct", "iterations": 1, "residual": 1e-16, "converged": True},
-    ...     "timings": {"explore_s": 0.01, "solve_s": 0.002, "total_s": 0.015}}).splitlines()[4])
+    ...     "timings": {"explore_s": 0.01, "solve_s": 0.002, "total_s": 0.015}}).splitlines()[5])
     mean execution time  12.5 s
     """
+    if result.get("method") == "simulation":
+        return _format_simulated(result)
     solver = result["solver"]
     timings = result["timings"]
     converged = "converged" if solver["converged"] else "NOT CONVERGED"
     return _rows([
         ("model", result["model"]),
+        ("method", "exact (CTMC)"),
         ("users (N)", f"{result['users']}"),
         ("think time (Z)", f"{result['think_time']:g} s"),
         ("containers (C)", f"{result['containers']}"),
@@ -55,6 +58,26 @@ def format_report(result: dict) -> str:
                    f"residual {solver['residual']:.3g}, {converged}"),
         ("time", f"explore {timings['explore_s']:.3f} s, solve {timings['solve_s']:.3f} s, "
                  f"total {timings['total_s']:.3f} s"),
+    ])
+
+
+def _format_simulated(result: dict) -> str:
+    """The ``spn solve`` table when the answer comes from a simulation: the interval and why."""
+    r = result["mean_execution_time"]
+    return _rows([
+        ("model", result["model"]),
+        ("method", f"simulation ({result['engine']} engine): {result['reason']}"),
+        ("users (N)", f"{result['users']}"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{r:.6g} s  [{result['ci_low']:.6g}, {result['ci_high']:.6g}] "
+                                f"({100 * result['confidence']:g} % interval, "
+                                f"+/- {100 * result['rel_half_width']:.2g} %)"),
+        ("throughput", f"{result['throughput']:.6g} jobs/s"),
+        ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("replications", f"{result['replications']:,} x {result['jobs_per_replication']:,} jobs, seed "
+                         f"{result['seed']}"),
+        ("time", f"total {result['timings']['total_s']:.3f} s"),
     ])
 
 

@@ -15,10 +15,15 @@ Estimates are ratio estimators over the replications (see
   * engine ``cluster``: the mean of the execution times (submission to end) of the
     jobs that ended in the window, which the cluster simulator sees one by one.
 
-Stopping rule: after the first ``replications`` replications, while the relative
-half-width of R's interval exceeds ``rel_precision``, more replications are run
-(about as many as the current half-width says are needed, at most doubling the
-count each round) up to ``max_replications``. ``max_seconds`` bounds the whole
+Stopping rule (Stein's two-stage procedure, :mod:`spn.simulation.statistics`): the
+first ``replications`` are the pilot; with ``rel_precision`` ε the variance of R's
+estimator is taken from the pilot alone, and the run goes on to
+``N = ceil(m · (h_m / ε)²)`` replications (h_m the pilot's relative half-width,
+m = ``replications``), at most ``max_replications``; every interval (R, X, U) is then
+``r_n ± t_{m-1} · s_m / (sqrt(n) · b̄_n)``, which covers at its nominal level where
+re-estimating the variance until the interval is narrow enough does not
+(benchmarks/coverage.py). Without ``rel_precision`` the intervals are the usual ones
+over all replications. ``max_seconds`` bounds the whole
 run, the replication in progress included: the engines look at the clock every
 few thousand events, a replication cut by the deadline is dropped, and the
 estimates come from the finished ones (at least two are needed for an interval;
@@ -42,11 +47,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spn.description.model import require_net_policy
 from spn.exceptions import ModelError
 from spn.simulation.cluster import ClusterSimulator
 from spn.simulation.distributions import SimulationTimeout, distributions_from_description
 from spn.simulation.engine import NetSimulator
-from spn.simulation.statistics import Estimate, ratio_estimate
+from spn.simulation.statistics import Estimate, ratio_estimate, stein_replications
 
 ENGINES = ("net", "cluster")
 
@@ -143,6 +149,7 @@ def default_run_length(desc) -> tuple[int, int]:
 def _net_runner(desc):
     from spn.models.dag import build
 
+    require_net_policy(desc)
     app = build(desc)
     sim = NetSimulator(app.net, distributions_from_description(desc))
     N, C = desc.workload.users, desc.cluster.containers
@@ -174,8 +181,9 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
 
     ``engine`` is ``"net"`` (the application net, with each phase's task-time law)
     or ``"cluster"`` (the job-level simulator). ``replications`` is the number run
-    first (at least 2); with ``rel_precision`` (e.g. 0.01) more are added until the
-    interval of R has that relative half-width, up to ``max_replications``;
+    first (at least 2); with ``rel_precision`` (e.g. 0.01) they are the pilot of Stein's
+    two-stage rule, and as many more are run as the pilot's variance says the interval
+    of R needs for that relative half-width, up to ``max_replications``;
     ``rel_precision=None`` (or 0) runs exactly ``replications``. ``max_seconds``
     bounds the whole run (see the module docstring).
     ``seed``: int, Generator, SeedSequence or None; replication i uses the i-th
@@ -214,11 +222,12 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks)
     show = progress and sys.stderr.isatty()
     rows = []
-    batch = int(replications)
+    target = int(replications)
+    pilot = int(replications) if rel_precision else None
     met = timed_out = False
     last_shown = 0.0
     while not timed_out:
-        for _ in range(batch):
+        while len(rows) < target:
             if deadline is not None and time.perf_counter() > deadline:
                 timed_out = True
                 break
@@ -233,11 +242,11 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
             now = time.perf_counter()
             if show and now - last_shown > 0.25:
                 last_shown = now
-                _show_progress(engine, rows, confidence, now - started)
+                _show_progress(engine, rows, confidence, now - started, pilot)
         if len(rows) < 2:
             break
         data = np.array(rows, dtype=float)
-        r = ratio_estimate(data[:, 2], data[:, 1], confidence)
+        r = ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot)
         n = len(rows)
         if timed_out:
             met = bool(rel_precision) and r.rel_half_width <= rel_precision
@@ -248,9 +257,9 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         if n >= max_replications or (deadline is not None and time.perf_counter() > deadline):
             timed_out = n < max_replications
             break
-        wanted = math.ceil(n * (r.rel_half_width / rel_precision) ** 2 * 1.05) if math.isfinite(
-            r.rel_half_width) else 2 * n
-        batch = max(1, min(wanted - n, n, max_replications - n))
+        # Stein: the first time, N from the pilot's variance; afterwards (r_n or the mean window
+        # moved the relative half-width above ε) a few more with the same variance
+        target = stein_replications(r, rel_precision, max_replications)
     if show:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     if len(rows) < 2:
@@ -264,9 +273,9 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     return SimulationReport(
         model=desc.name, engine=engine, users=desc.workload.users, think_time=desc.workload.think_time,
         containers=C,
-        mean_execution_time=ratio_estimate(data[:, 2], data[:, 1], confidence),
-        throughput=ratio_estimate(data[:, 1], data[:, 0], confidence),
-        utilization=ratio_estimate(data[:, 3], C * data[:, 0], confidence),
+        mean_execution_time=ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot),
+        throughput=ratio_estimate(data[:, 1], data[:, 0], confidence, pilot=pilot),
+        utilization=ratio_estimate(data[:, 3], C * data[:, 0], confidence, pilot=pilot),
         replications=len(rows), confidence=confidence,
         rel_precision=rel_precision or None, precision_met=met, jobs=int(jobs), warmup_jobs=int(warmup_jobs),
         events=int(data[:, 4].sum()), instant_firings=int(data[:, 5].sum()), seconds=seconds,
@@ -274,12 +283,12 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     )
 
 
-def _show_progress(engine, rows, confidence, elapsed):
+def _show_progress(engine, rows, confidence, elapsed, pilot=None):
     data = np.array(rows, dtype=float)
     events = data[:, 4].sum() + data[:, 5].sum()
     line = f"simulating ({engine}): {len(rows)} replications"
     if len(rows) > 1:
-        r = ratio_estimate(data[:, 2], data[:, 1], confidence)
+        r = ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot)
         line += f", R = {r.value:.5g} s +/- {100 * r.rel_half_width:.2f} %"
     line += f", {events / max(elapsed, 1e-9):,.0f} events/s"
     print("\r\033[K" + line, end="", file=sys.stderr, flush=True)

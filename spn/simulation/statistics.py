@@ -1,4 +1,4 @@
-"""Confidence intervals from independent replications (Student t).
+"""Confidence intervals from independent replications (Student t), and the stopping rule.
 
 Replications are independent and identically distributed, so a measure that is
 a mean of per-replication values gets the classical interval
@@ -8,6 +8,31 @@ estimator ``r = Σa_i / Σb_i`` with the delta-method interval
 ``r ± t_{n-1} · s_d / (sqrt(n) · mean(b))``, ``s_d`` the standard deviation of
 ``d_i = a_i - r b_i``; it has bias O(1/n) instead of the O(1/length) of a mean of
 per-replication ratios.
+
+Stopping rule (Stein's two-stage procedure, 1945). Stopping "as soon as the
+interval computed from the data so far is narrow enough" has no coverage
+guarantee: it stops preferably when the variance estimate happens to be low
+(measured with benchmarks/coverage.py, 200 seeds per row: 0.910 to 0.960 per
+model and engine, 0.943 pooled, one row below the binomial band). Instead, the
+variance is estimated once, from the first ``m`` replications (the pilot), and
+not re-estimated:
+
+- pilot: ``r_m``, ``b̄_m`` and ``s_m`` (the standard deviation of
+  ``d_i = a_i - r_m b_i``, i <= m) from replications 1..m;
+- total: ``N = max(m, ceil(m · (h_m / ε)²))`` replications, where
+  ``h_m = t_{m-1} · s_m / (sqrt(m) · b̄_m · |r_m|)`` is the pilot's relative
+  half-width and ε the relative precision asked for (:func:`stein_replications`);
+- interval after n >= m replications: ``r_n ± t_{m-1} · s_m / (sqrt(n) · b̄_n)``
+  (``ratio_estimate(..., pilot=m)``): the quantile keeps the pilot's m - 1
+  degrees of freedom.
+
+For normal replication totals this is exact whatever N turns out to be: the
+sample mean and the pilot's variance are independent, so ``sqrt(n)·(r_n - r)·b̄/s_m``
+is Student t with m - 1 degrees of freedom. The price is a larger N on average,
+about ``(t_{m-1} / z)²`` times what a known variance would need (1.33 for m = 10,
+1.14 for m = 20). Should ``r_n`` or ``b̄_n`` move the relative half-width above ε,
+a few more replications are added with the same ``s_m``, which leaves the
+coverage as it is (``r_n`` and ``b̄_n`` are precise by then).
 
 >>> e = mean_estimate([1.0, 2.0, 3.0], confidence=0.95)
 >>> e.value, round(e.half_width, 4)
@@ -74,15 +99,41 @@ def mean_estimate(values, confidence: float = 0.95) -> Estimate:
     return Estimate(mean, mean - hw, mean + hw, confidence, n)
 
 
-def ratio_estimate(numerators, denominators, confidence: float = 0.95) -> Estimate:
-    """``Σa / Σb`` over replications, with a delta-method Student-t interval."""
+def ratio_estimate(numerators, denominators, confidence: float = 0.95, *, pilot: int | None = None) -> Estimate:
+    """``Σa / Σb`` over replications, with a delta-method Student-t interval.
+
+    ``pilot=m`` takes the variance from the first m replications only, with m - 1
+    degrees of freedom (Stein's two-stage interval, see the module docstring); the
+    default (or m >= n) takes it from all of them.
+
+    >>> ratio_estimate([2.0, 4.2, 6.0, 7.9], [1.0, 2.0, 3.0, 4.0], pilot=2).n
+    4
+    """
     a = np.asarray(numerators, dtype=float)
     b = np.asarray(denominators, dtype=float)
     n = len(a)
     r = float(a.sum() / b.sum()) if n else math.nan
-    if n > 1:
-        d = a - r * b
-        hw = t_quantile(confidence, n - 1) * float(d.std(ddof=1)) / (math.sqrt(n) * float(b.mean()))
+    m = n if pilot is None else min(int(pilot), n)
+    if m > 1:
+        r_m = float(a[:m].sum() / b[:m].sum())
+        d = a[:m] - r_m * b[:m]
+        hw = t_quantile(confidence, m - 1) * float(d.std(ddof=1)) / (math.sqrt(n) * float(b.mean()))
     else:
         hw = math.inf
     return Estimate(r, r - hw, r + hw, confidence, n)
+
+
+def stein_replications(estimate: Estimate, rel_precision: float, limit: int) -> int:
+    """Replications that bring ``estimate``'s relative half-width down to ``rel_precision``.
+
+    ``ceil(n · (h / ε)²)`` with h the current relative half-width (whose variance stays that of
+    the pilot), at least n + 1 while h > ε, at most ``limit``; ``2n`` when h is infinite.
+
+    >>> stein_replications(Estimate(10.0, 9.0, 11.0, 0.95, 10), 0.05, 1000)
+    40
+    """
+    n, h = estimate.n, estimate.rel_half_width
+    if h <= rel_precision:
+        return n
+    wanted = math.ceil(n * (h / rel_precision) ** 2) if math.isfinite(h) else 2 * n
+    return min(max(wanted, n + 1), max(limit, n))

@@ -1,0 +1,147 @@
+"""``spn solve`` picks its method: the exact CTMC where the chain fits, else simulation (docs/design.md §5.6)."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import spn.analysis.solve as solve_module
+from spn.analysis.solve import (
+    SimulatedSolveReport, choose_method, solve_application, solve_description, state_space_lower_bound,
+)
+from spn.cli import main
+from spn.description import load_description, parse_description
+
+MAPREDUCE = "models/mapreduce.yaml"
+#: one user, one phase: 49 states by the bound alone (3·C(5,2) + C(5,2) + C(4,2) + C(3,2))
+ALONE = {"name": "alone", "workload": {"users": 1, "think_time": 4.0}, "cluster": {"containers": 3},
+         "phases": [{"name": "p", "tasks": 6, "task_time": 1.0, "shape": 3}]}
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def no_exploration(monkeypatch):
+    def explore(*args, **kwargs):
+        raise AssertionError("explored a chain the lower bound already puts past max_states")
+    monkeypatch.setattr(solve_module, "explore", explore)
+
+
+def small_descriptions():
+    """Small models of every shape the bound reasons about: chains, forks, priorities, users."""
+    rng = np.random.default_rng(14)
+    for k in range(24):
+        n = int(rng.integers(1, 4))
+        phases = [{"name": f"p{i}", "tasks": int(rng.integers(1, 6)), "task_time": 1.0,
+                   "shape": int(rng.integers(1, 4)), "priority": float(rng.integers(0, 2))} for i in range(n)]
+        pairs = [(i, j) for i, j in itertools.combinations(range(n), 2) if rng.random() < 0.4]
+        pairs += [(i, n - 1) for i in range(n - 1) if all(a != i for a, _ in pairs)]   # one sink: connected
+        edges = [[f"p{i}", f"p{j}"] for i, j in pairs]
+        yield parse_description({"name": f"m{k}", "workload": {"users": int(rng.integers(1, 3)), "think_time": 3.0},
+                                 "cluster": {"containers": int(rng.integers(1, 5))}, "phases": phases,
+                                 "edges": edges})
+
+
+@pytest.mark.parametrize("desc", list(small_descriptions()), ids=lambda d: d.name)
+def test_the_lower_bound_never_exceeds_the_chain(desc):
+    states = solve_application(desc).state_space.n_states
+    assert state_space_lower_bound(desc) <= states
+
+
+def test_the_bound_is_exact_for_a_phase_alone():
+    desc = parse_description(ALONE)
+    assert state_space_lower_bound(desc) == 49
+    assert solve_application(desc).state_space.n_states == 49 + 1    # and the user thinking
+
+
+def test_where_the_chain_fits_the_answer_is_the_exact_one():
+    desc = load_description(MAPREDUCE)
+    chosen = solve_description(desc, fallback=True)
+    exact = solve_description(desc)
+    assert choose_method(desc) is None
+    assert chosen.measures == exact.measures and chosen.tangible_states == exact.tangible_states
+    assert chosen.as_dict()["method"] == "exact"
+
+
+def test_past_the_bound_it_simulates_without_exploring(monkeypatch):
+    desc = parse_description(ALONE)
+    exact = solve_description(desc).measures.mean_execution_time
+    no_exploration(monkeypatch)
+    report = solve_description(desc, max_states=40, fallback=True, seed=3, rel_precision=0.01)
+    assert isinstance(report, SimulatedSolveReport)
+    assert report.simulation.engine == "cluster" and report.simulation.warmup_jobs == 0
+    assert "at least 49 tangible states" in report.reason
+    assert report.mean_execution_time.contains(exact)
+    assert report.mean_execution_time.rel_half_width <= 0.01
+
+
+def test_past_max_states_while_exploring_it_simulates_with_the_net_engine():
+    desc = load_description(MAPREDUCE)           # 3 users: the net engine, the model the CTMC solves
+    exact = solve_description(desc).measures.mean_execution_time
+    report = solve_description(desc, max_states=20, fallback=True, seed=2, rel_precision=0.02)
+    assert report.simulation.engine == "net"
+    assert "more than 20 tangible states" in report.reason
+    assert report.mean_execution_time.contains(exact)
+
+
+def test_without_fallback_the_library_stays_exact():
+    from spn.exceptions import StateSpaceLimitError
+
+    with pytest.raises(StateSpaceLimitError):
+        solve_description(load_description(MAPREDUCE), max_states=20)
+
+
+def test_solve_json_says_simulation_with_its_interval(capsys, monkeypatch):
+    no_exploration(monkeypatch)
+    code, out, err = run(capsys, "solve", "models/spark-sq1.yaml", "--json", "--seed", "1",
+                         "--rel-precision", "0.02")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["method"] == "simulation" and result["engine"] == "cluster"
+    assert result["ci_low"] < result["mean_execution_time"] < result["ci_high"]
+    assert result["replications"] >= 20 and result["precision_met"]
+    assert result["rel_half_width"] <= 0.02
+
+
+def test_solve_table_says_which_method(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE)
+    assert code == 0 and "exact (CTMC)" in out
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--max-states", "20", "--seed", "1", "--rel-precision", "0.05")
+    assert code == 0, err
+    assert "simulation (net engine)" in out and "95 % interval" in out
+
+
+def test_exact_json_is_todays_with_the_method(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--json")
+    result = json.loads(out)
+    assert result["method"] == "exact"
+    assert result["mean_execution_time"] == solve_description(load_description(MAPREDUCE)).measures.mean_execution_time
+
+
+@pytest.mark.parametrize("method", ["exact", "gmres", "direct"])
+def test_an_explicit_exact_method_stays_strict(capsys, method):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--max-states", "20", "--method", method)
+    assert code == 2 and out == ""
+    assert "more than 20 tangible markings" in err and "(--max-states)" in err
+
+
+def test_method_simulation_is_asked_for(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "simulation", "--seed", "3",
+                         "--rel-precision", "0.05", "--json")
+    assert code == 0, err
+    assert json.loads(out)["reason"] == "asked for (method simulation)"
+
+
+def test_simulation_cannot_give_percentiles(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "simulation", "--percentiles", "50")
+    assert code == 2 and "--method simulation" in err
+
+
+def test_method_exact_with_percentiles_is_the_exact_distribution(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "exact", "--percentiles", "50", "--json")
+    assert code == 0, err
+    assert "50" in json.loads(out)["percentiles"]
