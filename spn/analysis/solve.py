@@ -34,6 +34,8 @@ ANALYTIC_DISTRIBUTIONS = ("erlang", "exponential")
 SIMULATION_PRECISION = 0.005
 #: seconds a simulation chosen by ``spn solve`` may take (its interval is reported either way)
 SIMULATION_SECONDS = 60.0
+#: the widest relative error bound at which ``spn solve`` takes the job-alone method over a simulation
+ALONE_MAX_ERROR = 0.01
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,10 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
         except StateSpaceLimitError as error:
             reason = (f"the chain has more than {max_states:,} tangible states (max_states)"
                       if error.option == "max_states" else f"the chain does not fit in memory ({error})")
+    alone = alone_for_solve(desc, reason, started=started)
+    if isinstance(alone, AloneSolveReport):
+        return alone
+    reason = f"{reason}; {alone}" if alone else reason
     return simulate_for_solve(desc, reason, rel_precision=rel_precision, max_seconds=max_seconds, seed=seed,
                               progress=progress, started=started)
 
@@ -405,3 +411,58 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     return SimulatedSolveReport(model=desc.name, users=desc.workload.users, think_time=desc.workload.think_time,
                                 containers=desc.cluster.containers, simulation=sim, reason=reason,
                                 total_s=time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class AloneSolveReport:
+    """``spn solve`` answered by the job-alone method (one user): R with rigorous bounds, X and U from it."""
+
+    model: str
+    think_time: float
+    containers: int
+    alone: object               # spn.analysis.alone.AloneResult
+    busy_container_seconds: float
+    reason: str
+    total_s: float
+
+    def as_dict(self) -> dict:
+        """The JSON object of ``spn solve --json`` when the job-alone method answered (docs/design.md §5.4)."""
+        r = self.alone.mean
+        cycle = r + self.think_time  # one user: think, then run
+        return {
+            "model": self.model,
+            "method": "job-alone",
+            "mean_execution_time": r,
+            "low": self.alone.low,
+            "high": self.alone.high,
+            "error_bound": self.alone.error_bound,
+            "throughput": 1.0 / cycle,
+            "utilization": self.busy_container_seconds / (self.containers * cycle),
+            "grid_step_s": self.alone.step,
+            "reason": self.reason,
+            "how": self.alone.method,
+            "timings": {"total_s": self.total_s},
+            "users": 1,
+            "think_time": self.think_time,
+            "containers": self.containers,
+        }
+
+
+def alone_for_solve(desc, reason: str, *, started: float | None = None) -> AloneSolveReport | str | None:
+    """The job-alone answer (one user), or why it is not used (``None``: several users)."""
+    from spn.analysis.alone import job_alone
+
+    if desc.workload.users != 1:
+        return None
+    started = time.perf_counter() if started is None else started
+    try:
+        alone = job_alone(desc)
+    except ModelError as error:
+        return f"the job-alone method does not apply ({error})"
+    if alone.error_bound > ALONE_MAX_ERROR:
+        return (f"the job-alone bounds allow {100 * alone.error_bound:.2g} %, more than "
+                f"{100 * ALONE_MAX_ERROR:g} %")
+    busy = sum(p.tasks * p.task_time for p in desc.phases)
+    return AloneSolveReport(model=desc.name, think_time=desc.workload.think_time,
+                            containers=desc.cluster.containers, alone=alone, busy_container_seconds=busy,
+                            reason=reason, total_s=time.perf_counter() - started)

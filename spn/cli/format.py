@@ -40,6 +40,8 @@ def format_report(result: dict) -> str:
     """
     if result.get("method") == "simulation":
         return _format_simulated(result)
+    if result.get("method") == "job-alone":
+        return _format_alone(result)
     solver = result["solver"]
     timings = result["timings"]
     converged = "converged" if solver["converged"] else "NOT CONVERGED"
@@ -58,6 +60,22 @@ def format_report(result: dict) -> str:
                    f"residual {solver['residual']:.3g}, {converged}"),
         ("time", f"explore {timings['explore_s']:.3f} s, solve {timings['solve_s']:.3f} s, "
                  f"total {timings['total_s']:.3f} s"),
+    ])
+
+
+def _format_alone(result: dict) -> str:
+    """The ``spn solve`` table when the job-alone method answered: R, its bounds and why not exact."""
+    return _rows([
+        ("model", result["model"]),
+        ("method", f"job alone (one user, order statistics): {result['reason']}"),
+        ("users (N)", "1"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{result['mean_execution_time']:.6g} s  bounds [{result['low']:.6g}, "
+                                f"{result['high']:.6g}] (+/- {100 * result['error_bound']:.2g} % at most)"),
+        ("throughput", f"{result['throughput']:.6g} jobs/s"),
+        ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("time", f"total {result['timings']['total_s']:.3f} s"),
     ])
 
 
