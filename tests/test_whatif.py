@@ -393,3 +393,23 @@ def test_a_log_without_task_metrics_keeps_task_times_fixed_and_says_so(tmp_path,
     result = spn_in_process(capsys, monkeypatch, "fit", bare, "--what-if", "spark.executor.instances=4", "-o", out)
     assert result.returncode == 0 and out.exists()
     assert "spn: note: stage 0: 4 of 4 tasks have no Task Metrics" in result.stderr.decode()
+
+
+def test_a_larger_stage_pays_the_cold_start_of_its_first_wave_once(tmp_path):
+    # 12 input tasks on 4 slots; the first wave (4 tasks) ran 1.0 s longer each (fresh executors: class
+    # loading, JIT). Input x2: 24 tasks = the 4 cold ones as they were + 20 with the warm tasks' times
+    path = pilot_log(tmp_path / "pilot.json", input_tasks=12)
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in events:
+        if event["Event"] == "SparkListenerTaskEnd" and event["Stage ID"] == 0 and event["Task Info"]["Index"] < 4:
+            event["Task Info"]["Finish Time"] += 1000
+            event["Task Metrics"]["Executor Run Time"] += 1000
+    cold = tmp_path / "cold.json"
+    cold.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    app = read_spark_log(cold)
+    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"input-size": 6 * 10**9})  # 12 x 250 MB, twice
+    stage = what.run.jobs[0].stages[0]
+    assert stage.tasks == 24
+    # cold: 0.1 + 1.0 + 1.8 + 0.1 = 3.0 s; warm: 2.0 s (not the pilot's mean 2.33 s for every new task)
+    assert sorted(stage.durations) == pytest.approx([2.0] * 20 + [3.0] * 4)
+    assert any("first wave's 4 task(s) keep their (cold JVM) times" in rule for rule in what.rules)

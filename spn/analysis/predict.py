@@ -3,10 +3,10 @@
 For every value of the varied setting, :func:`predict` fits the what-if
 model (:mod:`spn.fit.whatif`: the pilot's task times carried to that
 configuration, at the task laws the data ask for) and evaluates its mean
-execution time. The laws of a fitted application are nearly constant (Erlang
-shapes in the hundreds), far past what the exact engine can hold, so the
-model is simulated with the job-level simulator until the 95 % interval has
-the asked relative half-width; each row says so (``method``).
+execution time the way ``spn solve`` does (docs/design.md §5.6): the exact
+chain where it fits, else for one user the job-alone method (with bounds),
+else a simulation to the asked relative half-width; each row says which
+(``method``) and gives the bounds or the interval (``ci_low``, ``ci_high``).
 
 >>> rows = predict(["app.json"], vary=("spark.executor.instances", [3, 6]))   # doctest: +SKIP
 >>> [(row.value, round(row.mean_s)) for row in rows]                         # doctest: +SKIP
@@ -90,10 +90,10 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
     ``users``/``think_time`` describe the workload (one user by default: the
     time of the application alone); ``max_seconds`` bounds each simulation.
     """
+    from spn.analysis.solve import solve_description
     from spn.description import parse_description
     from spn.fit import fit_logs
     from spn.fit.whatif import parse_changes
-    from spn.simulation.runner import simulate_description
 
     key, values = vary
     fixed = parse_changes(what_if)
@@ -104,15 +104,22 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
         changes = {**fixed, key: value}
         model = fit_logs(logs, what_if=changes, max_shape=MAX_SHAPE, users=users, think_time=think_time)
         desc = parse_description(model.description)
-        # one user: jobs never meet, so each job is one sample and no warm-up is needed
-        jobs, warmup = (20, 0) if users == 1 else (None, None)
-        report = simulate_description(desc, engine="cluster", seed=seed, replications=5,
-                                      rel_precision=rel_precision, max_seconds=max_seconds, jobs=jobs,
-                                      warmup_jobs=warmup)
-        r = report.mean_execution_time
+        result = solve_description(desc, fallback=True, seed=seed, rel_precision=rel_precision,
+                                   max_seconds=max_seconds).as_dict()
+        r = result["mean_execution_time"]
+        low, high = {"simulation": (result.get("ci_low"), result.get("ci_high")),
+                     "job-alone": (result.get("low"), result.get("high"))}.get(result["method"], (r, r))
         what = model.description["reference"]["what_if"]
-        method = (f"simulation (job-level simulator, {report.replications} replications x {report.jobs} jobs, "
-                  f"95 % interval{'' if report.precision_met else ', precision not reached'})")
-        rows.append(PredictionRow(key, value, what["target"], r.value, r.ci_low, r.ci_high, method,
-                                  tuple(what["rules"])))
+        rows.append(PredictionRow(key, value, what["target"], r, low, high, _method(result), tuple(what["rules"])))
     return rows
+
+
+def _method(result: dict) -> str:
+    """How a row was computed, in words."""
+    if result["method"] == "simulation":
+        return (f"simulation ({result['engine']} engine, {result['replications']} replications x "
+                f"{result['jobs_per_replication']} jobs, 95 % interval"
+                f"{'' if result['precision_met'] else ', precision not reached'})")
+    if result["method"] == "job-alone":
+        return "job alone: order statistics, with rigorous bounds"
+    return "exact (CTMC)"

@@ -46,13 +46,15 @@ def run_predict(args) -> int:
     if args.json:
         _args.print_json({"logs": list(args.logs), "rows": [row.as_dict() for row in rows]})
         return 0
-    width = max(len(str(row.value)) for row in rows)
-    key = rows[0].key
-    print(f"{key:>{max(width, len(key))}}  predicted (s)  95 % interval        configuration")
+    width = max(max(len(str(row.value)) for row in rows), len(rows[0].key))
+    print(f"{rows[0].key:>{width}}  predicted (s)  interval or bounds    configuration")
     for row in rows:
-        print(f"{row.value:>{max(width, len(key))}}  {row.mean_s:13.5g}  [{row.ci_low:.5g}, {row.ci_high:.5g}]"
-              f"{'':4}{row.target}")
-    print(f"method: {rows[0].method}")
+        band = f"[{row.ci_low:.5g}, {row.ci_high:.5g}]"
+        print(f"{row.value:>{width}}  {row.mean_s:13.5g}  {band:<20}  {row.target}")
+    methods = list(dict.fromkeys(row.method for row in rows))
+    for method in methods:
+        which = [str(row.value) for row in rows if row.method == method]
+        print(f"method: {method}" + ("" if len(methods) == 1 else f" ({', '.join(which)})"))
     print("rules (last configuration):")
     for rule in rows[-1].rules:
         print(f"  - {rule}")

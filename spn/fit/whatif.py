@@ -28,6 +28,8 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
   with ``X`` the stage's mean per task (hosts serve all its tasks; ``d`` cancels) and the latency part of the fetch wait grows with the remote
   blocks (``W (r'/r) g``). A pilot stage that was not network-bound gives
   only an upper bound on its bandwidth-bound time: the rule says so.
+- **cold start**: a stage whose task count changes keeps its first wave's
+  times (fresh executors), and its other tasks follow the pilot's later ones;
 - **hosts**: ``H' = ceil(E' / m)`` with ``m`` the most executors the pilot
   had on one host (``hosts=`` overrides).
 
@@ -308,7 +310,9 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         times = other + write + compute + wait * g
     times = np.maximum(times, 0.0)
     if n_new != n:
-        times = _resample(times, min(n_new, max(MAX_SAMPLES, len(times))))
+        times = _resample(times, min(n_new, max(MAX_SAMPLES, len(times))), first_wave=min(pilot.slots, n))
+        rules.append(f"{label}: the first wave's {min(pilot.slots, n, n_new)} task(s) keep their (cold JVM) times, "
+                     "the other tasks follow the pilot's later, warm ones")
     return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
                    input_bytes=int(round(stage.input_bytes * (data if reads_input else 1.0))))
 
@@ -370,10 +374,20 @@ def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Sett
     return latency, bandwidth
 
 
-def _resample(times: np.ndarray, n: int) -> np.ndarray:
-    """``n`` task times with the same law as ``times``: its quantiles at ``n`` evenly spaced levels."""
-    levels = (np.arange(n) + 0.5) / n
-    return np.quantile(times, levels)
+def _resample(times: np.ndarray, n: int, *, first_wave: int) -> np.ndarray:
+    """``n`` task times for a stage whose pilot ran ``times`` (in launch order) with ``first_wave`` slots.
+
+    The first wave ran on fresh executors (class loading, JIT compilation): it is kept as it was, and
+    the other tasks follow the law of the pilot's later tasks (their quantiles at evenly spaced levels),
+    so that a larger stage does not pay the cold start once per task.
+    """
+    cold, warm = times[:first_wave], times[first_wave:]
+    if warm.size < 2:
+        cold, warm = times[:0], times
+    cold = cold[:n]
+    rest = n - cold.size
+    levels = (np.arange(rest) + 0.5) / max(rest, 1)
+    return np.concatenate([cold, np.quantile(warm, levels) if rest else warm[:0]])
 
 
 def _as_int(value) -> int | None:
