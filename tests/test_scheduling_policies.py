@@ -30,6 +30,8 @@ Exact values found (two users):
 | map 2 tasks (mean 1), reduce 2 tasks (mean 2), C = 2, Z = 2 | 647/113 ≈ 5.7257 | 503/92 ≈ 5.4674 | 3173/581 ≈ 5.4613 |
 """
 
+from pathlib import Path
+
 import pytest
 
 sp = pytest.importorskip("sympy")
@@ -434,3 +436,34 @@ def test_the_net_paths_refuse_fifo_and_fair(policy):
         ClusterSimulator(desc, pool_finished_tasks=True)
     with pytest.raises(ModelError, match="policy must be one of fifo, fair, gate"):
         ClusterSimulator(desc, policy="lifo")
+
+
+def test_spn_simulate_picks_the_cluster_engine_for_a_policy_only_it_models(capsys):
+    import json
+
+    from spn.cli import main
+
+    args = ["simulate", "models/mapreduce.yaml", "--set", "scheduler.policy=fifo", "--replications", "2",
+            "--rel-precision", "0", "--jobs", "20", "--seed", "1", "--json"]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["engine"], result["policy"]) == ("cluster", "fifo")
+    assert main(args[:-1]) == 0
+    assert "scheduling policy    fifo" in capsys.readouterr().out
+    # the default policy keeps the default engine
+    assert main(["simulate", "models/mapreduce.yaml", "--replications", "2", "--rel-precision", "0", "--jobs", "20",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["engine"], result["policy"]) == ("net", "gate")
+
+
+@pytest.mark.parametrize("command", [["export"], ["draw", "-o", "net.svg"]])
+def test_export_and_draw_refuse_a_policy_the_net_does_not_model(command, capsys, tmp_path, monkeypatch):
+    from spn.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    model = str(Path(__file__).resolve().parent.parent / "models" / "mapreduce.yaml")
+    assert main([command[0], model, *command[1:], "--set", "scheduler.policy=fair"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("spn: error: scheduler.policy: policy fair is simulated by the cluster engine only")
+    assert err.count("\n") == 1 and not (tmp_path / "net.svg").exists()

@@ -138,6 +138,7 @@ def format_simulation(result: dict) -> str:
         ("model", result["model"]),
         ("engine", result["engine"] + (" (finished tasks pooled across jobs, as in the net)"
                                        if result.get("pool_finished_tasks") else "")),
+        ("scheduling policy", result.get("policy", "gate")),
         ("users (N)", f"{result['users']}"),
         ("think time (Z)", f"{result['think_time']:g} s"),
         ("containers (C)", f"{result['containers']}"),

@@ -39,9 +39,12 @@ def register(commands) -> None:
 
 
 def _composed_net(args):
+    from spn.description.model import require_net_policy
     from spn.models.dag import build
 
-    return build(_args.description(args)).net
+    description = _args.description(args)
+    require_net_policy(description)  # the net models the gate policy only: say so rather than draw another model
+    return build(description).net
 
 
 def run_export(args) -> int:

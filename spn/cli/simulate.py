@@ -30,8 +30,9 @@ def register(commands) -> None:
     compare.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                          help="stop after T seconds in all: the analytic solution first, then each simulator "
                          "gets an equal share of what is left (default: 120)")
-    simulate.add_argument("--engine", choices=("net", "cluster"), default="net",
-                          help="net: the application net (default); cluster: the job-level simulator")
+    simulate.add_argument("--engine", choices=("net", "cluster"), default=None,
+                          help="net: the application net (default); cluster: the job-level simulator (the "
+                          "default for a scheduler.policy the net does not model: fifo, fair)")
     simulate.add_argument("--jobs", type=_args.positive_int, default=None, metavar="K",
                           help="job completions measured per replication (default: max(200, 20 N))")
     simulate.add_argument("--warmup-jobs", type=_args.non_negative_int, default=None, metavar="W",
@@ -76,7 +77,10 @@ def run_simulate(args) -> int:
     description = _args.description(args)
     from spn.simulation import simulate_description
 
-    report = simulate_description(description, engine=args.engine, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
+    from spn.description.model import NET_POLICIES
+
+    engine = args.engine or ("net" if description.scheduler.policy in NET_POLICIES else "cluster")
+    report = simulate_description(description, engine=engine, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
                                   pool_finished_tasks=args.pool_finished_tasks, **_replication_options(args))
     _warn_precision(report)
     _args.print_result(args, report.as_dict(), format_simulation)

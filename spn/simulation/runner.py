@@ -87,6 +87,8 @@ class SimulationReport:
     seconds: float
     seed: int
     pool_finished_tasks: bool = False
+    #: how free containers were shared between jobs (``scheduler.policy``)
+    policy: str = "gate"
     #: the run was stopped by ``max_seconds`` before its stopping rule or ``replications`` was met
     time_limited: bool = False
 
@@ -96,6 +98,7 @@ class SimulationReport:
         return {
             "model": self.model,
             "engine": self.engine,
+            "policy": self.policy,
             "pool_finished_tasks": self.pool_finished_tasks,
             "mean_execution_time": r.value,
             "ci_low": r.ci_low,
@@ -280,6 +283,7 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         rel_precision=rel_precision or None, precision_met=met, jobs=int(jobs), warmup_jobs=int(warmup_jobs),
         events=int(data[:, 4].sum()), instant_firings=int(data[:, 5].sum()), seconds=seconds,
         seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
+        policy=desc.scheduler.policy,
     )
 
 
