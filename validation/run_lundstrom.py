@@ -106,8 +106,9 @@ def shuffle_evidence(data: Path) -> list[str]:
     from spn.logs.spark import read_spark_log
     from spn.logs.task_profile import task_parts
 
-    lines = ["| log | executors on hosts | shuffle stage: tasks | mean task s | fetch wait s | compute s | "
-             "remote fraction | cross-host MB/s per host |", "|---|---|---|---|---|---|---|---|"]
+    header = ("| log | executors on hosts | shuffle stage: tasks | mean task s | fetch wait s | compute s | "
+              "remote fraction | cross-host MB/s per host |")
+    lines = [header, "|---|---|---|---|---|---|---|---|"]
     for path in sorted(data.glob("*.json.gz")):
         app = read_spark_log(path)
         executors = Counter(e.host for e in app.executors if e.executor_id != "driver")

@@ -234,7 +234,7 @@ def what_if_run(app: SparkApplication, run: Run, changes: Mapping[str, int]) -> 
     scale = target.input_bytes / pilot.input_bytes if pilot.input_bytes else 1.0
     new_run = replace(run, jobs=tuple(jobs), containers=target.slots,
                       containers_how=f"what-if: {target.describe()}",
-                      input_bytes=int(round(run.input_bytes * scale)))
+                      input_bytes=round(run.input_bytes * scale))
     return WhatIf(new_run, pilot, target, tuple(dict.fromkeys(rules)))
 
 
@@ -314,7 +314,7 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         rules.append(f"{label}: the first wave's {min(pilot.slots, n, n_new)} task(s) keep their (cold JVM) times, "
                      "the other tasks follow the pilot's later, warm ones")
     return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
-                   input_bytes=int(round(stage.input_bytes * (data if reads_input else 1.0))))
+                   input_bytes=round(stage.input_bytes * (data if reads_input else 1.0)))
 
 
 def _partition_key(tasks: int, pilot: Setting) -> str | None:
