@@ -86,8 +86,9 @@ def test_a_large_phase_agrees_with_a_long_simulation():
     (parse_description({"name": "x", "workload": {"users": 1, "think_time": 1.0}, "cluster": {"containers": 4},
                         "phases": [{"name": "a", "tasks": 1, "task_time": 1.0},
                                    {"name": "b", "tasks": 3, "task_time": 1.0},
-                                   {"name": "c", "tasks": 3, "task_time": 1.0}],
-                        "edges": [["a", "b"], ["a", "c"]]}),
+                                   {"name": "c", "tasks": 3, "task_time": 1.0},
+                                   {"name": "d", "tasks": 1, "task_time": 1.0}],
+                        "edges": [["a", "b"], ["a", "c"], ["b", "d"]]}),
      "can run together"),
 ])
 def test_where_the_method_does_not_apply_it_says_why(desc, words):
@@ -127,3 +128,37 @@ def test_the_job_alone_table_shows_the_method_and_the_bounds(capsys):
                  "--set", "phases.map.tasks=200", "--max-states", "1000"]) == 0
     out = capsys.readouterr().out
     assert "job alone (one user, order statistics)" in out and "bounds [" in out
+
+
+def siblings(a, b, containers):
+    """A source, then two sibling phases a and b (same parent, same child) sharing the containers, then a sink."""
+    (na, ma, ka), (nb, mb, kb) = a, b
+    return parse_description({"name": "sib", "workload": {"users": 1, "think_time": 1.0},
+                              "cluster": {"containers": containers},
+                              "phases": [{"name": "s", "tasks": 1, "task_time": 0.5, "shape": 2},
+                                         {"name": "a", "tasks": na, "task_time": ma, "shape": ka},
+                                         {"name": "b", "tasks": nb, "task_time": mb, "shape": kb},
+                                         {"name": "z", "tasks": 2, "task_time": 1.0, "shape": 2}],
+                              "edges": [["s", "a"], ["s", "b"], ["a", "z"], ["b", "z"]]})
+
+
+@pytest.mark.parametrize("a, b, containers", [
+    ((3, 2.0, 3), (2, 0.5, 2), 2), ((4, 1.0, 4), (4, 0.2, 2), 2), ((5, 1.0, 5), (3, 1.0, 3), 3),
+    ((6, 2.0, 8), (6, 0.1, 2), 3)])
+def test_siblings_sharing_the_containers_are_one_group_within_list_scheduling_bounds(a, b, containers):
+    # W/c <= T <= W/c + (1 - 1/c) p_max for any order the tasks take the containers in (Graham)
+    desc = siblings(a, b, containers)
+    truth = exact(desc)
+    result = job_alone(desc)
+    assert result.low <= truth <= result.high
+    assert result.mean == pytest.approx(truth, rel=0.02)
+
+
+def test_a_large_sibling_group_agrees_with_a_long_simulation():
+    # a scan of 300 long tasks beside one of 300 short ones on 8 containers (as Q26's stages 3 and 4)
+    desc = siblings((300, 20.0, 150), (300, 0.2, 3), 8)
+    result = job_alone(desc)
+    sim = simulate_description(desc, engine="cluster", seed=5, replications=20, rel_precision=None, jobs=40,
+                               warmup_jobs=0).mean_execution_time
+    assert result.low <= sim.ci_high and sim.ci_low <= result.high
+    assert result.mean == pytest.approx(sim.value, rel=0.002)

@@ -23,6 +23,10 @@ and in the deterministic limit). Rigorous bounds hold whatever their law:
 for NBU laws, which Erlang laws are). A phase of ``n <= C`` tasks is the
 longest of ``n`` tasks, exactly.
 
+Sibling phases (same parents, same children) that need more than the
+containers together are one group, bounded by list scheduling (Graham):
+``W/c <= T <= W/c + (1 - 1/c) p_max`` whatever order their tasks take.
+
 Phases compose along the DAG on one time grid: a phase starts at the latest
 end of its parents (independent for series-parallel DAGs) and ends ``T``
 later. ``mean`` is the point estimate, ``low`` and ``high`` the bounds.
@@ -75,7 +79,7 @@ def job_alone(desc) -> AloneResult:
     Raises :class:`~spn.exceptions.ModelError` when the method does not apply:
     more than one user, a law other than Erlang or exponential, or phases
     that can run together needing more than the containers (they would wait
-    for one another).
+    for one another) without being siblings.
     """
     if desc.workload.users != 1:
         raise ModelError("the job-alone method needs one user (jobs of several users meet)")
@@ -86,14 +90,19 @@ def job_alone(desc) -> AloneResult:
     dag = nx.DiGraph()
     dag.add_nodes_from(p.name for p in desc.phases)
     dag.add_edges_from(desc.edges)
-    _check_no_contention(dag, {p.name: p.tasks for p in desc.phases}, desc.cluster.containers)
+    containers = desc.cluster.containers
+    dag, groups = _merge_siblings(dag, {p.name: p.tasks for p in desc.phases}, containers)
+    phases = {p.name: p for p in desc.phases}
+    _check_no_contention(dag, {node: sum(phases[m].tasks for m in groups[node]) for node in dag}, containers)
     # every phase's time is below (waves + 1) long tasks, a long task being its 1 - 1e-13 quantile
-    scale = sum((-(-p.tasks // min(p.tasks, desc.cluster.containers)) + 1)
+    scale = sum((-(-p.tasks // min(p.tasks, containers)) + 1)
                 * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in desc.phases)
     step = scale / GRID_POINTS
     grid = np.arange(GRID_POINTS + 1) * step
-    laws = {p.name: phase_time_cdfs(p.tasks, desc.cluster.containers, _shape(p), p.task_time, grid)
-            for p in desc.phases}
+    laws = {node: (_group_time_cdfs([phases[m] for m in members], containers, grid) if len(members) > 1 else
+                   phase_time_cdfs(phases[node].tasks, containers, _shape(phases[node]), phases[node].task_time,
+                                   grid))
+            for node, members in groups.items()}
     ends = {}
     for name in nx.topological_sort(dag):
         parents = list(dag.predecessors(name))
@@ -140,6 +149,56 @@ def _last_start_cdf(j: int, c: int, shape: int, rate: float, grid: np.ndarray) -
         total = _power_truncated(per_container, c)
         cdf[np.flatnonzero(inside)[chunk]] = 1.0 - total.sum(axis=1)
     return np.clip(cdf, 0.0, 1.0)
+
+
+def _group_time_cdfs(members, containers: int, grid: np.ndarray) -> list[np.ndarray]:
+    """CDFs of the time of sibling phases that start together and share the containers (see _merge_siblings).
+
+    Bounds of list scheduling (Graham), true for any order the free containers take the tasks in:
+    W/c <= T <= W/c + (1 - 1/c) p_max, W the group's total work and p_max its longest task (the upper
+    law adds p_max as if independent of W, which keeps its mean). Point estimate: the phase of most
+    work as a phase alone (tau + M), started after the others' work spread over the containers.
+    """
+    c = min(containers, sum(p.tasks for p in members))
+    work = [stats.gamma.cdf(grid, p.tasks * _shape(p), scale=p.task_time / _shape(p) / c) for p in members]
+    total = work[0]
+    for other in work[1:]:
+        total = _add(total, other)
+    longest = np.prod([stats.gamma.cdf(grid / (1 - 1 / c), _shape(p), scale=p.task_time / _shape(p)) ** p.tasks
+                       for p in members], axis=0) if c > 1 else np.ones_like(grid)
+    main = max(range(len(members)), key=lambda i: members[i].tasks * members[i].task_time)
+    rest = None
+    for i, law in enumerate(work):
+        if i != main:
+            rest = law if rest is None else _add(rest, law)
+    p = members[main]
+    alone = phase_time_cdfs(p.tasks, containers, _shape(p), p.task_time, grid)[0]
+    low, high = total, _add(total, longest)
+    point = np.clip(_add(rest, alone), high, low)  # inside the bounds: between the two CDFs
+    return [point, low, high]
+
+
+def _merge_siblings(dag: nx.DiGraph, tasks: dict, containers: int) -> tuple[nx.DiGraph, dict]:
+    """The DAG with each group of sibling phases (same parents, same children) that need more than the
+    containers together merged into one node; and node -> the phases it stands for."""
+    by_family: dict = {}
+    for node in dag:
+        family = (frozenset(dag.predecessors(node)), frozenset(dag.successors(node)))
+        by_family.setdefault(family, []).append(node)
+    groups = {node: [node] for node in dag}
+    merged = dag.copy()
+    for (parents, children), members in by_family.items():
+        if len(members) < 2 or sum(tasks[m] for m in members) <= containers:
+            continue
+        name = "+".join(sorted(members))
+        merged.remove_nodes_from(members)
+        merged.add_node(name)
+        merged.add_edges_from((q, name) for q in parents)
+        merged.add_edges_from((name, q) for q in children)
+        for m in members:
+            del groups[m]
+        groups[name] = sorted(members)
+    return merged, groups
 
 
 def _power_truncated(pmf: np.ndarray, power: int) -> np.ndarray:
