@@ -4,7 +4,8 @@ Each method takes from the reference runs what it can use:
 
 - **SAN**: ``spn fit`` of all the logs (with ``--input-size`` when they were
   run at different sizes), ``cluster.containers`` set to the target's cores,
-  solved analytically (mean execution time, one user);
+  evaluated as ``spn solve`` does (exact where the chain fits, else the
+  job-alone method or a simulation; mean execution time, one user);
 - **PERIDOT**: two runs on the same cores at different input sizes: the
   smallest and the largest input on the core count with the most runs;
 - **ideal scaling** and **Ernest**: all the runs;
@@ -296,7 +297,8 @@ def _san_solver(paths, references, *, max_shape: int, max_states: int):
         if isinstance(models[key], str):
             raise ModelError(models[key])
         desc = parse_description(models[key], [f"cluster.containers={target.cores}"])
-        return solve_description(desc, max_states=max_states).measures.mean_execution_time
+        # as spn solve: the exact chain where it fits, else the job-alone method or a simulation
+        return solve_description(desc, max_states=max_states, fallback=True, seed=0).as_dict()["mean_execution_time"]
 
     return solve
 
