@@ -104,6 +104,7 @@ def shuffle_evidence(data: Path) -> list[str]:
     from collections import Counter
 
     from spn.logs.spark import read_spark_log
+    from spn.logs.spark_stages import successful_tasks
     from spn.logs.task_profile import task_parts
 
     header = ("| log | executors on hosts | shuffle stage: tasks | mean task s | fetch wait s | compute s | "
@@ -113,11 +114,7 @@ def shuffle_evidence(data: Path) -> list[str]:
         app = read_spark_log(path)
         executors = Counter(e.host for e in app.executors if e.executor_id != "driver")
         total = sum(executors.values())
-        by_stage = {}
-        for task in app.tasks:
-            if task.successful:
-                by_stage.setdefault(task.stage_id, []).append(task)
-        stage, tasks = max(by_stage.items(), key=lambda kv: sum(t.shuffle_read_bytes for t in kv[1]))
+        stage, tasks = max(successful_tasks(app).items(), key=lambda kv: sum(t.shuffle_read_bytes for t in kv[1]))
         parts = [task_parts(t) for t in tasks]
         remote = sum(p.remote_bytes or 0 for p in parts)
         read = remote + sum(p.local_bytes or 0 for p in parts)

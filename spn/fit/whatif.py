@@ -55,7 +55,7 @@ from spn.limits import MAX_COUNT
 from spn.logs.records import Run, StageRecord, duration_floor
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication, SparkTask
-from spn.logs.spark_stages import max_executor_cores
+from spn.logs.spark_stages import max_executor_cores, successful_tasks
 from spn.logs.task_profile import task_parts
 
 __all__ = ["KEYS", "Setting", "WhatIf", "parse_changes", "pilot_setting", "target_setting", "what_if_run",
@@ -178,8 +178,9 @@ def pilot_setting(app: SparkApplication, run: Run) -> Setting:
     if executors:
         cores = max((e.cores or 0) for e in executors) or (app.executor_cores or 1)
         # executors alive at once (dynamic allocation adds and removes them over the run)
-        count = max(1, (max_executor_cores(app) or 0) // cores) if max_executor_cores(app) else len(executors)
-        per_host = Counter(e.host for e in executors)
+        alive_cores = max_executor_cores(app)
+        count = max(1, alive_cores // cores) if alive_cores else len(executors)
+        per_host = _executors_per_host(app)
         hosts, most = min(len(per_host), count), min(max(per_host.values()), count)
     else:  # local mode: the driver runs the tasks
         cores = run.containers or 1
@@ -222,7 +223,7 @@ def what_if_run(app: SparkApplication, run: Run, changes: Mapping[str, int]) -> 
     target = target_setting(pilot, changes)
     if target == pilot:
         return WhatIf(run, pilot, target, ("the target is the pilot's own configuration: task times as measured",))
-    tasks_of = _successful_tasks(app)
+    tasks_of = successful_tasks(app)
     rules: list[str] = []
     jobs = []
     for job in run.jobs:
@@ -257,12 +258,9 @@ def with_what_if(model, what_ifs: list[WhatIf], changes: Mapping[str, int]):
     return replace(model, description=description, header=tuple(header), warnings=model.warnings + tuple(fallbacks))
 
 
-def _successful_tasks(app: SparkApplication) -> dict[int, list[SparkTask]]:
-    """Successful attempts per stage, in launch order (the order of a StageRecord's durations)."""
-    by_stage: dict[int, list[SparkTask]] = {}
-    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
-        by_stage.setdefault(task.stage_id, []).append(task)
-    return by_stage
+def _executors_per_host(app: SparkApplication) -> Counter:
+    """How many executors (the driver aside) each host had."""
+    return Counter(e.host for e in app.executors if e.executor_id != "driver")
 
 
 def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pilot: Setting, target: Setting,
@@ -304,7 +302,7 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte")
     if shuffle.sum() > 0 and (target.executors, target.hosts, target.slots) != (pilot.executors, pilot.hosts,
                                                                                  pilot.slots):
-        fetch = _fetch_times(stage, tasks, parts, shuffle, app, pilot, target, g, n_new, label, rules)
+        fetch = _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot, target, g, n_new, label, rules)
         times = other + write + np.maximum(compute + fetch[0], fetch[1])
     else:
         times = other + write + compute + wait * g
@@ -333,17 +331,16 @@ def _sharing(setting: Setting, tasks: int) -> float:
     return max(1.0, min(setting.cores, tasks / setting.executors) / setting.cpus)
 
 
-def _fetch_times(stage, tasks, parts, shuffle, app, pilot: Setting, target: Setting, g: float, n_new: int,
+def _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot: Setting, target: Setting, g: float, n_new: int,
                  label: str, rules: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per task of the target: the latency part of the fetch wait, and the bandwidth-bound time of its run."""
-    executors_on = Counter(e.host for e in app.executors if e.executor_id != "driver")
+    executors_on = _executors_per_host(app)
     total = max(pilot.executors, 1)
     cross = np.array([b * (1.0 - executors_on.get(t.host, 1) / total) if pilot.executors > 1 else 0.0
                       for t, b in zip(tasks, shuffle)])
     span = (max(t.finish_ms for t in tasks) - min(t.launch_ms for t in tasks)) / 1000.0
     remote = 1.0 - 1.0 / pilot.executors
     remote_new = 1.0 - 1.0 / target.executors
-    wait = np.array([p.fetch_wait for p in parts])
     if remote == 0:
         # one executor fetched everything locally: nothing says what remote fetches would cost
         if remote_new > 0:

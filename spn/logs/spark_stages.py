@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
+    "successful_tasks",
     "stage_task_durations",
     "failed_attempt_seconds",
     "stage_task_spans",
@@ -53,6 +54,18 @@ __all__ = [
     "max_concurrent_tasks",
     "application_cores",
 ]
+
+
+def successful_tasks(app: SparkApplication) -> dict[int, list]:
+    """The *successful* task attempts of each stage that has one, in launch order (ties by task index).
+
+    Launch order puts a stage's first wave first, which is what tells a cold start from the steady
+    task time. All attempts of a stage are pooled (a task re-run by a retried stage is real work).
+    """
+    by_stage: dict[int, list] = {}
+    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
+        by_stage.setdefault(task.stage_id, []).append(task)
+    return by_stage
 
 
 def stage_task_durations(app: SparkApplication, *, measure: str = "wall") -> dict[int, tuple[float, ...]]:
@@ -73,14 +86,15 @@ def stage_task_durations(app: SparkApplication, *, measure: str = "wall") -> dic
     if measure not in ("wall", "executor_run"):
         raise ValueError(f"measure must be 'wall' or 'executor_run', got {measure!r}")
     durations = {stage_id: [] for stage_id in app.stage_ids()}
-    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
-        if measure == "wall":
-            seconds = task.duration
-        elif task.executor_run_time_ms is not None:
-            seconds = task.executor_run_time_ms / 1000.0
-        else:
-            continue
-        durations.setdefault(task.stage_id, []).append(seconds)
+    for stage_id, tasks in successful_tasks(app).items():
+        for task in tasks:
+            if measure == "wall":
+                seconds = task.duration
+            elif task.executor_run_time_ms is not None:
+                seconds = task.executor_run_time_ms / 1000.0
+            else:
+                continue
+            durations.setdefault(stage_id, []).append(seconds)
     return {stage_id: tuple(values) for stage_id, values in sorted(durations.items())}
 
 

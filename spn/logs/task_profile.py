@@ -37,13 +37,14 @@ per-byte costs that a model scaling with data or executors needs.
 from __future__ import annotations
 
 import types
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from spn.logs.spark import SparkApplication, SparkTask
+from spn.logs.spark_stages import successful_tasks
 
 __all__ = ["PARTS", "StageProfile", "TaskParts", "stage_profiles", "task_parts"]
 
@@ -267,10 +268,7 @@ def stage_profiles(app: SparkApplication) -> list[StageProfile]:
     names = {}
     for stage in app.stages:
         names.setdefault(stage.stage_id, stage.name)
-    by_stage = defaultdict(list)
-    for task in app.tasks:
-        if task.successful:
-            by_stage[task.stage_id].append(task)
+    by_stage = successful_tasks(app)
     who = f"Spark {app.spark_version} logs have" if app.spark_version else "this log has"
     return [_profile(stage_id, names.get(stage_id, ""), tasks, who) for stage_id, tasks in sorted(by_stage.items())]
 
