@@ -81,10 +81,12 @@ def job_alone(desc) -> AloneResult:
     that can run together needing more than the containers (they would wait
     for one another) without being siblings.
     """
+    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
+
     if desc.workload.users != 1:
         raise ModelError("the job-alone method needs one user (jobs of several users meet)")
     for phase in desc.phases:
-        if phase.distribution not in ("erlang", "exponential"):
+        if phase.distribution not in ANALYTIC_DISTRIBUTIONS:
             raise ModelError(f"phase {phase.name}: the job-alone method takes Erlang and exponential laws, "
                              f"not {phase.distribution}")
     dag = nx.DiGraph()

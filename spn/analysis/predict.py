@@ -107,8 +107,12 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
         result = solve_description(desc, fallback=True, seed=seed, rel_precision=rel_precision,
                                    max_seconds=max_seconds).as_dict()
         r = result["mean_execution_time"]
-        low, high = {"simulation": (result.get("ci_low"), result.get("ci_high")),
-                     "job-alone": (result.get("low"), result.get("high"))}.get(result["method"], (r, r))
+        if result["method"] == "simulation":
+            low, high = result["ci_low"], result["ci_high"]
+        elif result["method"] == "job-alone":
+            low, high = result["low"], result["high"]
+        else:  # exact
+            low = high = r
         what = model.description["reference"]["what_if"]
         rows.append(PredictionRow(key, value, what["target"], r, low, high, _method(result), tuple(what["rules"])))
     return rows
