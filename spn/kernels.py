@@ -9,7 +9,12 @@ compiles the kernel in a separate process, so the next large model finds it
 ready. (The Gauss-Seidel/SOR sweep of :mod:`spn.solvers.steady.stationary`
 has one fixed signature and compiles in under half a second: it needs none of this.)
 
-``python -m spn.kernels`` compiles them in the foreground (useful after an install).
+The compiled cluster simulator (:mod:`spn.simulation.cluster_compiled`) is a second
+group, ``cluster``, with its own stamp: each group is ready when its own sources are
+compiled (``ready("cluster")``).
+
+``python -m spn.kernels`` compiles them in the foreground (useful after an install);
+``python -m spn.kernels cluster`` one group.
 
 >>> isinstance(ready(), bool)
 True
@@ -29,7 +34,12 @@ from pathlib import Path
 WARMING_PATIENCE = 600.0
 
 _PACKAGE = Path(__file__).parent
-_SOURCES = (_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "activity_table.py")
+#: group -> (the sources its machine code is compiled from, the name of its stamp)
+GROUPS = {
+    "explore": ((_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "activity_table.py"),
+                "spn-kernels"),
+    "cluster": ((_PACKAGE / "simulation" / "cluster_kernel.py",), "spn-cluster-kernels"),
+}
 
 
 def _cache_dir() -> Path:
@@ -41,34 +51,35 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spn"
 
 
-def stamp_path() -> Path:
+def stamp_path(group: str = "explore") -> Path:
     """The file whose existence says "compiled": its name hashes Numba's and Python's versions and
     the kernels' sources (content, size and modification time, which Numba's cache also checks)."""
+    sources, name = GROUPS[group]
     key = hashlib.sha256()
     try:
         key.update(importlib.metadata.version("numba").encode())
     except importlib.metadata.PackageNotFoundError:
         pass
     key.update(sys.version.encode())
-    for source in _SOURCES:
+    for source in sources:
         if source.exists():
             stat = source.stat()
             key.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
             key.update(source.read_bytes())
-    return _cache_dir() / f"spn-kernels-{key.hexdigest()[:16]}.ready"
+    return _cache_dir() / f"{name}-{key.hexdigest()[:16]}.ready"
 
 
-def ready() -> bool:
+def ready(group: str = "explore") -> bool:
     """Have the kernels been compiled and cached for this installation?"""
-    return stamp_path().exists()
+    return stamp_path(group).exists()
 
 
-def mark_ready() -> None:
+def mark_ready(group: str = "explore") -> None:
     """Record that the kernels are compiled (called after a compiled run or a warm-up)."""
     try:
-        path = stamp_path()
+        path = stamp_path(group)
         path.parent.mkdir(parents=True, exist_ok=True)
-        for old in path.parent.glob("spn-kernels-*"):   # stamps of earlier sources or versions
+        for old in path.parent.glob(f"{GROUPS[group][1]}-*"):   # stamps of earlier sources or versions
             if old.stem != path.stem:
                 old.unlink(missing_ok=True)
         path.touch()
@@ -76,23 +87,35 @@ def mark_ready() -> None:
         pass
 
 
-def warm_in_background() -> None:
+def warm_in_background(group: str = "explore") -> None:
     """Start one detached process that compiles the kernels, unless one started recently."""
-    marker = stamp_path().with_suffix(".warming")
+    marker = stamp_path(group).with_suffix(".warming")
     try:
         if marker.exists() and time.time() - marker.stat().st_mtime < WARMING_PATIENCE:
             return
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-        subprocess.Popen([sys.executable, "-m", "spn.kernels"], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-m", "spn.kernels", group], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         pass
 
 
-def warm() -> None:
-    """Compile the kernel (or load it from Numba's cache) for the marking widths nets usually
-    need: one byte per place, and two (a place that holds more than 127 tokens)."""
+def warm(group: str = "explore") -> None:
+    """Compile a group's kernels (or load them from Numba's cache), and record it."""
+    if group == "cluster":
+        from spn.simulation import cluster_compiled
+
+        cluster_compiled.warm()
+    else:
+        _warm_explore()
+    mark_ready(group)
+    stamp_path(group).with_suffix(".warming").unlink(missing_ok=True)
+
+
+def _warm_explore() -> None:
+    """The exploration kernel for the marking widths nets usually need: one byte per place, and
+    two (a place that holds more than 127 tokens)."""
     from spn.net import InstantActivity, Net, Place, TimedActivity
     from spn.statespace import compiled
 
@@ -102,9 +125,8 @@ def warm() -> None:
             InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
             InstantActivity("skip", inputs={"ready": 1}, outputs={"idle": 1}, weight=0.5),
             TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)]), max_states=1000)
-    mark_ready()
-    stamp_path().with_suffix(".warming").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
-    warm()
+    for name in sys.argv[1:] or GROUPS:
+        warm(name)
