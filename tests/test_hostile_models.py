@@ -448,3 +448,71 @@ def test_random_pnml_nets(tmp_path, capsys, text):
     path = tmp_path / "random.pnml"
     path.write_text(text)
     run_in_process(capsys, "solve", path, "--max-states", "2000")
+
+
+# --------------------------------------------------------------------------
+# Query classes and queues (models/two-queues.yaml)
+# --------------------------------------------------------------------------
+
+CLASSES_MODEL = ROOT / "models" / "two-queues.yaml"
+SIMULATE_SMALL = ["--jobs", "20", "--replications", "2", "--rel-precision", "0", "--max-seconds", "5"]
+
+
+def with_classes(**changes) -> dict:
+    data = yaml.safe_load(CLASSES_MODEL.read_text())
+    data.update(changes)
+    return data
+
+
+def a_class(name, phases=1) -> dict:
+    return {"name": name, "users": 1, "think_time": 1.0, "queue": "etl",
+            "phases": [{"name": f"p{i}", "tasks": 1, "task_time": 1.0} for i in range(phases)]}
+
+
+@pytest.mark.parametrize("name, changes, words", [
+    ("many.json", {"classes": [a_class(f"c{i}") for i in range(2000)]},
+     ["classes: 2,000 classes, more than a description may have (1,000 at most)"]),
+    ("long.json", {"classes": [a_class(f"c{i}", 2000) for i in range(3)]},
+     ["classes: 6,000 phases in all, more than a description may have (5,000 at most)"]),
+    ("text.yaml", {"classes": "etl"}, ['classes: expected a non-empty list of classes, got "etl"']),
+    ("nan.yaml", {"queues": [{"name": "etl", "capacity": float("nan")}, {"name": "bi", "capacity": 0.4}]},
+     ["queues[0] (etl).capacity: expected a finite number, got nan"]),
+    ("huge.yaml", {"classes": [{**a_class("etl"), "users": 10**30}]},
+     ["classes[0] (etl).users: expected an integer <= 10,000,000"]),
+    ("both.yaml", {"workload": {"users": 1, "think_time": 1}, "phases": [{"name": "p", "tasks": 1, "task_time": 1}]},
+     ["workload: not used with classes", "phases: not used with classes"]),
+    ("nameless.yaml", {"queues": [{"capacity": 0.6}, {"name": "bi", "capacity": 0.4}]},
+     ["queues[0].name: required (a non-empty string)"]),
+    ("tiny-share.yaml", {"queues": [{"name": "etl", "capacity": 0.005, "max_capacity": 0.01},
+                                    {"name": "bi", "capacity": 0.995}]},
+     ["queue etl: max_capacity 0.01 of 16 containers is less than one container, so class etl's jobs could never run"]),
+])
+def test_a_hostile_class_or_queue_is_refused(tmp_path, name, changes, words):
+    path = write(tmp_path / name, with_classes(**changes))
+    assert_refused(run_spn("simulate", path, *SIMULATE_SMALL), *words)
+
+
+@settings(max_examples=60, **HYPOTHESIS)
+@given(structures, st.data())
+def test_random_structures_in_classes_and_queues(tmp_path, capsys, structure, data):
+    """Random values at random places of the two-queue model: refused in one line, or simulated."""
+    model = with_classes()
+    node = model
+    path = data.draw(st.lists(st.sampled_from(["classes", "queues", 0, 1, "name", "users", "queue", "capacity",
+                                               "max_capacity", "policy", "phases", "tasks"]), min_size=1, max_size=4))
+    for key in path[:-1]:
+        if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int) \
+                and key < len(node):
+            node = node[key]
+    if isinstance(node, dict) and isinstance(path[-1], str):
+        node[path[-1]] = structure
+    elif isinstance(node, list) and isinstance(path[-1], int) and path[-1] < len(node):
+        node[path[-1]] = structure
+    try:
+        text = yaml.safe_dump(model)
+    except (ValueError, TypeError, OverflowError, yaml.YAMLError):
+        return
+    file = tmp_path / "m.yaml"
+    file.write_text(text)
+    run_in_process(capsys, "simulate", file, *SIMULATE_SMALL[:-2], "--max-seconds", "1")
+    run_in_process(capsys, "solve", file)

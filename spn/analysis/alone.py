@@ -82,7 +82,9 @@ def job_alone(desc) -> AloneResult:
     for one another) without being siblings.
     """
     from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
+    from spn.description.model import require_single_class
 
+    require_single_class(desc, "the job-alone method", instead="spn simulate")
     if desc.workload.users != 1:
         raise ModelError("the job-alone method needs one user (jobs of several users meet)")
     for phase in desc.phases:

@@ -123,8 +123,10 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
     steady state or the passage time does not converge.
     """
     from spn.analysis.solve import solve_application
+    from spn.description.model import require_single_class
     from spn.solvers.passage import execution_time_distribution
 
+    require_single_class(desc, "spn plan and spn sweep")
     percentiles = tuple(float(q) for q in percentiles)
     if distribution is None:
         distribution = bool(percentiles) or deadline is not None
@@ -479,6 +481,7 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     (4, 3)
     """
     from spn.description import parse_description
+    from spn.description.model import require_single_class
 
     path, values = vary_values(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
@@ -488,7 +491,9 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     data = model_data(model, sets)
 
     def describe(v):
-        return parse_description(data, [f"{path}={v}"], source=str(model))
+        desc = parse_description(data, [f"{path}={v}"], source=str(model))
+        require_single_class(desc, "spn plan")
+        return desc
 
     # report bad values before solving anything: every value of a list, the two ends of a range
     # (a range is never listed; a bad value inside it stops the search when it is reached)

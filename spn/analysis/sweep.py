@@ -328,6 +328,7 @@ def _check_values(model, data, grid) -> None:
     intervals), so that a grid of a million points starts at once.
     """
     from spn.description import parse_description
+    from spn.description.model import require_single_class
 
     first = [values[0] for _, values in grid]
     problems, bad = [], 0
@@ -335,7 +336,8 @@ def _check_values(model, data, grid) -> None:
         others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
         for v in ((values[0], values[-1]) if _is_range(values) else values):
             try:
-                parse_description(data, [*others, f"{path}={v}"], source=str(model))
+                desc = parse_description(data, [*others, f"{path}={v}"], source=str(model))
+                require_single_class(desc, "spn sweep")
             except ModelError as error:
                 bad += 1
                 if len(problems) < 3:

@@ -129,21 +129,30 @@ def format_net_report(result: dict) -> str:
 
 
 def format_simulation(result: dict) -> str:
-    """The human table of ``spn simulate`` for a report's ``as_dict()``."""
+    """The human table of ``spn simulate`` for a report's ``as_dict()``; with query classes, a table
+    of the classes and one of the queues follow (:func:`_format_classes`)."""
     level = f"{100 * result['confidence']:g}% CI"
     precision = result["rel_precision"]
+    classes = result.get("classes")
     rule = ("fixed count" if precision is None else
-            f"precision {100 * precision:g} % {'met' if result['precision_met'] else 'NOT MET'}")
-    return _rows([
+            f"precision {100 * precision:g} % {'met' if result['precision_met'] else 'NOT MET'}"
+            + (" (worst class)" if classes else ""))
+    mean = _interval(result["mean_execution_time"], result["ci_low"], result["ci_high"])
+    if classes:
+        who = [("classes", f"{len(classes)}, {result['users']} users in all"),
+               ("containers (C)", f"{result['containers']}"),
+               ("all jobs: mean time", f"{mean} s  ({level})")]
+    else:
+        who = [("scheduling policy", result.get("policy", "gate")),
+               ("users (N)", f"{result['users']}"),
+               ("think time (Z)", f"{result['think_time']:g} s"),
+               ("containers (C)", f"{result['containers']}"),
+               ("mean execution time", f"{mean} s  ({level}, +/-{100 * result['rel_half_width']:.2g} %)")]
+    table = _rows([
         ("model", result["model"]),
         ("engine", result["engine"] + (" (finished tasks pooled across jobs, as in the net)"
                                        if result.get("pool_finished_tasks") else "")),
-        ("scheduling policy", result.get("policy", "gate")),
-        ("users (N)", f"{result['users']}"),
-        ("think time (Z)", f"{result['think_time']:g} s"),
-        ("containers (C)", f"{result['containers']}"),
-        ("mean execution time", f"{_interval(result['mean_execution_time'], result['ci_low'], result['ci_high'])} s"
-                                f"  ({level}, +/-{100 * result['rel_half_width']:.2g} %)"),
+        *who,
         ("throughput", f"{_interval(result['throughput'], result['throughput_ci_low'], result['throughput_ci_high'])}"
                        f" jobs/s"),
         ("utilisation", _interval(100 * result["utilization"], 100 * result["utilization_ci_low"],
@@ -154,6 +163,36 @@ def format_simulation(result: dict) -> str:
         ("seed", f"{result['seed']}"),
         ("time", f"{result['seconds']:.3f} s"),
     ])
+    return table + ("\n\n" + _format_classes(result, level) if classes else "")
+
+
+def _format_classes(result: dict, level: str) -> str:
+    """Per class R_c and X_c, per queue its utilisation, each with its interval.
+
+    >>> print(_format_classes({"classes": {"etl": {"queue": "etl", "users": 2, "think_time": 120.0,
+    ...     "mean_execution_time": 61.0, "ci_low": 60.0, "ci_high": 62.0, "rel_half_width": 0.016,
+    ...     "throughput": 0.011, "throughput_ci_low": 0.0109, "throughput_ci_high": 0.0111}},
+    ...     "queues": {"etl": {"capacity": 1.0, "max_capacity": 1.0, "policy": "fifo", "utilization": 0.5,
+    ...     "utilization_ci_low": 0.49, "utilization_ci_high": 0.51}}}, "95% CI"))
+    class  queue  users  think time (s)  mean execution time (s) [95% CI]  +/- %  throughput (jobs/s) [95% CI]
+    etl    etl    2      120             61  [60, 62]                      1.6    0.011  [0.0109, 0.0111]
+    <BLANKLINE>
+    queue  capacity  max capacity  policy  utilisation (%) [95% CI]
+    etl    1         1             fifo    50  [49, 51]
+    """
+    classes = [["class", "queue", "users", "think time (s)", f"mean execution time (s) [{level}]", "+/- %",
+                f"throughput (jobs/s) [{level}]"]]
+    for name, c in result["classes"].items():
+        classes.append([name, c["queue"], f"{c['users']}", f"{c['think_time']:g}",
+                        _interval(c["mean_execution_time"], c["ci_low"], c["ci_high"]),
+                        f"{100 * c['rel_half_width']:.2g}",
+                        _interval(c["throughput"], c["throughput_ci_low"], c["throughput_ci_high"])])
+    queues = [["queue", "capacity", "max capacity", "policy", f"utilisation (%) [{level}]"]]
+    for name, q in result["queues"].items():
+        queues.append([name, f"{q['capacity']:g}", f"{q['max_capacity']:g}", q["policy"],
+                       _interval(100 * q["utilization"], 100 * q["utilization_ci_low"],
+                                 100 * q["utilization_ci_high"], 4)])
+    return "\n".join(_columns(classes) + [""] + _columns(queues))
 
 
 def format_comparison(result: dict) -> str:

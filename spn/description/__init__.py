@@ -11,9 +11,10 @@ and the rules a schema cannot say, :mod:`~spn.description.overrides` applies
 """
 
 from spn.description.load import load_description, parse_description
-from spn.description.model import Cluster, Description, Phase, Scheduler, Workload
+from spn.description.model import (Cluster, Description, Phase, QueryClass, Queue, Scheduler, Workload, job_classes,
+                                   queues_of, require_single_class)
 from spn.description.overrides import apply_overrides
 from spn.description.validate import schema
 
-__all__ = ["Cluster", "Description", "Phase", "Scheduler", "Workload", "apply_overrides", "load_description",
-           "parse_description", "schema"]
+__all__ = ["Cluster", "Description", "Phase", "QueryClass", "Queue", "Scheduler", "Workload", "apply_overrides",
+           "job_classes", "load_description", "parse_description", "queues_of", "require_single_class", "schema"]

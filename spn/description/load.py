@@ -2,7 +2,8 @@
 
 A description says who submits the job (``workload``), what runs it
 (``cluster``) and what the job is (``phases`` and the ``edges`` between them);
-docs/design.md §4 shows a complete one. Reading one goes:
+docs/design.md §4 shows a complete one. Several query ``classes``, each with its own
+users, job and queue, may replace the one job (``queues`` share the cluster, §4.6). Reading one goes:
 
     file text --parse--> mapping --(overrides)--> mapping
              --JSON Schema + semantic checks--> Description
@@ -30,7 +31,7 @@ import os
 import types
 from collections.abc import Mapping
 
-from spn.description.model import Cluster, Description, Phase, Scheduler, Workload
+from spn.description.model import QUEUE_POLICIES, Cluster, Description, Phase, QueryClass, Queue, Scheduler, Workload
 from spn.description.overrides import apply_overrides
 from spn.description.text import DuplicateKeyError, TooLargeError, kind, one_line, parse_json, parse_yaml, show
 from spn.description.validate import problems
@@ -135,22 +136,34 @@ def _line_column(text: str, offset: int) -> str:
 
 
 def _build(data: Mapping, source) -> Description:
+    common = dict(name=data["name"], framework=data.get("framework"),
+                  cluster=Cluster(containers=int(data["cluster"]["containers"])),
+                  reference=_freeze(data.get("reference", {})), source=source)
+    policy = data.get("scheduler", {}).get("policy")
+    if "classes" in data:
+        # the gate is the one-class model (refused by the checks); without a policy, classes get fifo
+        policy = policy or "fifo"
+        queue_policy = policy if policy in QUEUE_POLICIES else "fifo"
+        classes = tuple(QueryClass(name=c["name"], workload=Workload(int(c["users"]), float(c["think_time"])),
+                                   queue=c.get("queue", "default"), **_build_job(c)) for c in data["classes"])
+        queues = tuple(Queue(name=q["name"], capacity=float(q["capacity"]),
+                             max_capacity=float(q.get("max_capacity", 1.0)), policy=q.get("policy", queue_policy))
+                       for q in data.get("queues", ()))
+        return Description(workload=None, phases=(), edges=(), scheduler=Scheduler(policy=policy), classes=classes,
+                           queues=queues, **common)
+    return Description(
+        workload=Workload(users=int(data["workload"]["users"]), think_time=float(data["workload"]["think_time"])),
+        scheduler=Scheduler(policy=policy or "gate"), **_build_job(data), **common)
+
+
+def _build_job(data: Mapping) -> dict:
+    """``phases`` and ``edges`` of the top level or of a class (a chain in list order without edges)."""
     phases = tuple(_build_phase(phase) for phase in data["phases"])
     if "edges" in data:
         edges = tuple((before, after) for before, after in data["edges"])
     else:
         edges = tuple((first.name, second.name) for first, second in zip(phases, phases[1:]))
-    return Description(
-        name=data["name"],
-        framework=data.get("framework"),
-        workload=Workload(users=int(data["workload"]["users"]), think_time=float(data["workload"]["think_time"])),
-        cluster=Cluster(containers=int(data["cluster"]["containers"])),
-        phases=phases,
-        edges=edges,
-        scheduler=Scheduler(policy=data.get("scheduler", {}).get("policy", "gate")),
-        reference=_freeze(data.get("reference", {})),
-        source=source,
-    )
+    return {"phases": phases, "edges": edges}
 
 
 def _build_phase(phase: dict) -> Phase:

@@ -15,8 +15,9 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Workload", "Cluster", "Scheduler", "Phase", "Description", "DISTRIBUTIONS", "LAW_PARAMETER",
-           "POLICIES", "NET_POLICIES", "require_net_policy"]
+__all__ = ["Workload", "Cluster", "Scheduler", "Phase", "QueryClass", "Queue", "Description", "DISTRIBUTIONS",
+           "LAW_PARAMETER", "POLICIES", "NET_POLICIES", "QUEUE_POLICIES", "require_net_policy", "job_classes",
+           "queues_of", "require_single_class"]
 
 #: the task-time laws a phase may name in ``distribution``
 DISTRIBUTIONS = ("erlang", "exponential", "deterministic", "uniform", "lognormal", "empirical")
@@ -27,7 +28,10 @@ LAW_PARAMETER = {"uniform": "spread", "lognormal": "cv", "empirical": "samples"}
 #: the scheduling policies a description may name in ``scheduler.policy``
 POLICIES = ("fifo", "fair", "gate")
 
-#: the policies the application net (``spn solve``, the net simulator) models
+#: the policies a queue may use for the jobs inside it (``queues[].policy``)
+QUEUE_POLICIES = ("fifo", "fair")
+
+#: the policies the net simulator models (``spn solve`` solves every policy: spn.models.jobs)
 NET_POLICIES = ("gate",)
 
 
@@ -69,17 +73,17 @@ class Scheduler:
 
 
 def require_net_policy(desc) -> None:
-    """Raise :class:`~spn.exceptions.ModelError` unless the application net models ``desc``'s policy.
+    """Raise :class:`~spn.exceptions.ModelError` unless the net simulator models ``desc``'s policy.
 
-    The net (``spn solve``, the net simulator) has no job identity yet, so it models the
-    gate only.
+    The net simulator runs the paper's net, which models the gate only; ``fifo`` and
+    ``fair`` are solved exactly on the job-identity net and simulated by the cluster engine.
     """
     policy = desc.scheduler.policy
     if policy not in NET_POLICIES:
         from spn.exceptions import ModelError
 
-        raise ModelError(f"scheduler.policy: policy {policy} is simulated by the cluster engine only for now; "
-                         f"the net models gate (use spn simulate --engine cluster)")
+        raise ModelError(f"scheduler.policy: the net simulator models policy gate, not {policy} "
+                         f"(use spn simulate --engine cluster; spn solve solves {policy} exactly)")
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,42 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class QueryClass:
+    """One class of jobs: its own ``workload`` (users, think time), DAG and ``queue``.
+
+    A description with ``classes`` has several populations of users, each submitting
+    its own kind of job to a capacity-scheduler queue (docs/design.md §4.6).
+
+    >>> QueryClass("dashboard", Workload(4, 30.0), (Phase("scan", tasks=2, task_time=1.0),), ()).queue
+    'default'
+    """
+
+    name: str
+    workload: Workload
+    phases: tuple[Phase, ...]
+    edges: tuple[tuple[str, str], ...]
+    queue: str = "default"
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A capacity-scheduler queue: a guaranteed share of the containers and a ceiling.
+
+    ``capacity`` is the guaranteed fraction of the C containers; ``max_capacity`` the
+    fraction it may hold at most, borrowing what idle queues do not use (YARN, no
+    preemption); ``policy`` orders the jobs inside the queue (``fifo`` or ``fair``).
+
+    >>> Queue("etl", capacity=0.7).max_capacity
+    1.0
+    """
+
+    name: str
+    capacity: float
+    max_capacity: float = 1.0
+    policy: str = "fifo"
+
+
+@dataclass(frozen=True)
 class Description:
     """A whole model description.
 
@@ -115,14 +155,72 @@ class Description:
     file gives none). ``reference`` holds measured results, read-only,
     never used as input; ``source`` is the file it was read from. Equality
     compares the model only, not ``reference`` or ``source``.
+
+    A description with query ``classes`` has no top-level job: ``workload`` is None and
+    ``phases`` and ``edges`` are empty; each class carries its own, and ``queues`` (empty:
+    one queue for all) says how the classes share the containers. Read it through
+    :func:`job_classes` and :func:`queues_of`, which also answer for a one-class description.
     """
 
     name: str
     framework: str | None
-    workload: Workload
+    workload: Workload | None
     cluster: Cluster
     phases: tuple[Phase, ...]
     edges: tuple[tuple[str, str], ...]
     scheduler: Scheduler = field(default_factory=Scheduler)
     reference: Mapping = field(default_factory=lambda: types.MappingProxyType({}), compare=False)
     source: str | None = field(default=None, compare=False)
+    classes: tuple[QueryClass, ...] = ()
+    queues: tuple[Queue, ...] = ()
+
+
+#: the queue of a description without ``queues``
+DEFAULT_QUEUE = "default"
+
+
+def job_classes(desc) -> tuple[QueryClass, ...]:
+    """The query classes of ``desc``; a one-class description is one class named after the model.
+
+    >>> desc = Description("tiny", None, Workload(2, 5.0), Cluster(2), (Phase("p", 1, 1.0),), ())
+    >>> [(c.name, c.queue, c.workload.users) for c in job_classes(desc)]
+    [('tiny', 'default', 2)]
+    """
+    if desc.classes:
+        return desc.classes
+    return (QueryClass(desc.name, desc.workload, desc.phases, desc.edges, DEFAULT_QUEUE),)
+
+
+def queues_of(desc) -> tuple[Queue, ...]:
+    """The queues of ``desc``; without ``queues``, one queue ``default`` holding every container.
+
+    The default queue orders jobs by ``scheduler.policy`` (for a one-class description that
+    may be ``gate``, which only the one-class simulators know).
+
+    >>> desc = Description("tiny", None, Workload(2, 5.0), Cluster(2), (Phase("p", 1, 1.0),), ())
+    >>> queues_of(desc)
+    (Queue(name='default', capacity=1.0, max_capacity=1.0, policy='gate'),)
+    """
+    if desc.queues:
+        return desc.queues
+    return (Queue(DEFAULT_QUEUE, 1.0, 1.0, desc.scheduler.policy),)
+
+
+def require_single_class(desc, what: str, instead: str = "spn simulate") -> None:
+    """Raise :class:`~spn.exceptions.ModelError` if ``desc`` has query classes: ``what`` models one.
+
+    Called at the entry of every path that reads ``desc.workload``, ``desc.phases`` or
+    ``desc.edges`` directly (the net, the analytic solution, plan, sweep...).
+
+    >>> two = Description("bi", None, None, Cluster(2), (), (),
+    ...                   classes=(QueryClass("a", Workload(1, 1.0), (Phase("p", 1, 1.0),), ()),) * 2)
+    >>> require_single_class(two, "spn solve")
+    Traceback (most recent call last):
+    spn.exceptions.ModelError: model bi has 2 query classes; spn solve models one class: use spn simulate
+    """
+    if desc.classes:
+        from spn.exceptions import ModelError
+
+        count = len(desc.classes)
+        raise ModelError(f"model {desc.name} has {count} query class{'es' if count != 1 else ''}; "
+                         f"{what} models one class: use {instead}")

@@ -1,8 +1,11 @@
 """Overrides: ``"PATH=VALUE"`` strings that change a description mapping before it is checked.
 
-PATH is dotted over the mapping; phases are addressed by name or by index.
-VALUE is read as a YAML scalar. The schema guides the walk, so that a typo in
-PATH is reported with the keys that exist.
+PATH is dotted over the mapping; items of ``phases``, ``classes`` and ``queues`` are
+addressed by name or by index (``classes.dashboard.phases.scan.tasks=4``,
+``queues.etl.capacity=0.3``). VALUE is read as a YAML scalar. The schema guides the
+walk, so that a typo in PATH is reported with the keys that exist. Every override is
+applied before the description is checked, so values that must agree (the queues'
+capacities, which sum to 1) are changed together by repeating ``--set``.
 
 >>> apply_overrides({"workload": {"users": 3}}, ["workload.users=5"])
 {'workload': {'users': 5}}
@@ -133,13 +136,19 @@ def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+#: the lists whose items have names, and what one item is called
+_ITEMS = {"phases": "phase", "classes": "class", "queues": "queue"}
+
+
 def _missing_item(items: list, key: str, here: str) -> str:
     names = [item["name"] for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)]
-    if here == "phases":
-        listing = f"phases: {_listing(names)}" if names else "there are no phases"
+    plural = here.rsplit(".", 1)[-1]                # classes.etl.phases: a class's phases
+    if plural in _ITEMS:
+        one = _ITEMS[plural]
+        listing = f"{plural}: {_listing(names)}" if names else f"there are no {plural}"
         if _is_index(key):
-            return f"no phase at index {key} ({listing})"
-        return f"unknown phase {_quoted(key)} ({listing}{did_you_mean(key, names)})"
+            return f"no {one} at index {key} ({listing})"
+        return f"unknown {one} {_quoted(key)} ({listing}{did_you_mean(key, names)})"
     return f"no item {_quoted(key)} in {here} (it has {len(items)} items, indexes 0..{len(items) - 1})"
 
 

@@ -9,6 +9,16 @@ offending value and what was expected:
 ...     print(problem)
 phases[0] (p).tasks: expected an integer >= 1, got 0
 phases[0] (p).cv: only used with distribution 'lognormal', this phase is 'erlang'
+
+A description with query classes and queues is checked the same way, class by class,
+and then as a whole (docs/design.md §4.6):
+
+>>> problems({"name": "x", "cluster": {"containers": 4},
+...           "classes": [{"name": "etl", "users": 1, "think_time": 9, "queue": "etl",
+...                        "phases": [{"name": "map", "tasks": 2, "task_time": 3}]}],
+...           "queues": [{"name": "etl", "capacity": 0.6}, {"name": "bi", "capacity": 0.3}]})  # doctest: +ELLIPSIS
+['queues: capacities sum to 0.9 (etl 0.6 + bi 0.3), not 1 as YARN requires ...: set them together, \
+e.g. --set queues.bi.capacity=0.4']
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ import json
 import math
 from collections.abc import Mapping
 
-from spn.description.model import DISTRIBUTIONS, LAW_PARAMETER
+from spn.description.model import DEFAULT_QUEUE, DISTRIBUTIONS, LAW_PARAMETER
 from spn.description.text import did_you_mean, show
 from spn.limits import (MAX_COUNT, MAX_CV, MAX_EDGES, MAX_PHASES, MAX_PRIORITY, MAX_SHAPE, MAX_TIME,
                         MIN_TIME)
@@ -31,7 +41,7 @@ __all__ = ["schema", "shared_schema", "problems"]
 def schema() -> dict:
     """The JSON Schema (draft 2020-12) every description must satisfy (a fresh copy).
 
-    >>> schema()["required"]
+    >>> schema()["else"]["required"]         # without classes; with classes, workload and phases go there
     ['name', 'workload', 'cluster', 'phases']
     """
     return copy.deepcopy(shared_schema())
@@ -44,8 +54,14 @@ def shared_schema() -> dict:
     return json.loads(text)
 
 
-#: the longest name of a model or a phase (names end up in place names, messages and CSV columns)
+#: the longest name of a model, class, queue or phase (names end up in place names, messages and CSV columns)
 MAX_NAME = 200
+
+#: most query classes, and most queues, in a description (a cluster has a few dozen queues at most)
+MAX_CLASSES = 1_000
+
+#: how far the queues' capacities may sum from 1 (YARN's own check allows rounding too)
+CAPACITY_TOLERANCE = 1e-9
 
 
 def problems(data) -> list[str]:
@@ -66,10 +82,18 @@ def problems(data) -> list[str]:
 def _size_problems(data) -> list[str]:
     found = []
     if isinstance(data, Mapping):
-        for key, most in (("phases", MAX_PHASES), ("edges", MAX_EDGES)):
+        for key, most in (("phases", MAX_PHASES), ("edges", MAX_EDGES), ("classes", MAX_CLASSES),
+                          ("queues", MAX_CLASSES)):
             items = data.get(key)
             if isinstance(items, list) and len(items) > most:
                 found.append(f"{key}: {len(items):,} {key}, more than a description may have ({most:,} at most)")
+        classes = data.get("classes")
+        if isinstance(classes, list) and not found:     # the phases and edges of all classes count together
+            for key, most in (("phases", MAX_PHASES), ("edges", MAX_EDGES)):
+                total = sum(len(c[key]) for c in classes if isinstance(c, Mapping) and isinstance(c.get(key), list))
+                if total > most:
+                    found.append(f"classes: {total:,} {key} in all, more than a description may have "
+                                 f"({most:,} at most)")
     return found
 
 
@@ -98,7 +122,8 @@ def _explain(error, data) -> list[str]:
     if error.validator == "required":
         # One error per missing key; name only the keys missing here.
         missing = [key for key in error.validator_value if key not in error.instance]
-        properties = error.schema.get("properties", {})
+        # the top level's "else" (no classes: workload and phases required) has no properties of its own
+        properties = error.schema.get("properties") or (shared_schema()["properties"] if not path else {})
         return [
             f"{_path_text(data, path + [key])}: required ({_expected(properties.get(key, {}))})"
             for key in missing
@@ -121,7 +146,7 @@ def _expected(subschema: dict, plural: bool = False) -> str:
 
     if "$ref" in subschema:
         name = subschema["$ref"].rsplit("/", 1)[-1]
-        return noun(f"a {name}", f"{name}s")
+        return noun(f"a {name}", f"{name}es" if name.endswith("s") else f"{name}s")
     if "enum" in subschema:
         return "one of: " + ", ".join(str(value) for value in subschema["enum"])
     kind = subschema.get("type")
@@ -167,13 +192,27 @@ def _bounds(subschema: dict) -> str:
 
 
 def _semantic_problems(data: Mapping) -> list[str]:
-    """Non-finite numbers, phase names, distribution parameters, the edges graph.
+    """Non-finite numbers, phase names, distribution parameters, the edges graph; classes and queues.
 
     Runs even when the schema found problems, on whatever parts are well formed,
     so that one run reports everything.
     """
-    found = _non_finite_problems(data) + _bound_problems(data)
-    phases = data.get("phases")
+    found = _non_finite_problems(data) + _bound_problems(data) + _job_problems(data, [])
+    classes = data.get("classes")
+    for index, job_class in enumerate(classes if isinstance(classes, list) else ()):
+        if isinstance(job_class, Mapping):
+            found += _job_problems(data, ["classes", index])
+    return found + _class_and_queue_problems(data)
+
+
+def _job_problems(data: Mapping, at: list) -> list[str]:
+    """Phase names, laws and edges of the job at path ``at`` (the top level, or a class)."""
+    node = data
+    for key in at:
+        node = node[key]
+    prefix = f"{_path_text(data, at)}." if at else ""
+    found = []
+    phases = node.get("phases")
     if not isinstance(phases, list):
         return found
 
@@ -184,14 +223,99 @@ def _semantic_problems(data: Mapping) -> list[str]:
         name = phase.get("name")
         if isinstance(name, str) and name:
             if name in first_index:
-                found.append(f"phases[{index}]: duplicate phase name {_quoted(name)} (also phases[{first_index[name]}])")
+                found.append(f"{prefix}phases[{index}]: duplicate phase name {_quoted(name)} "
+                             f"(also phases[{first_index[name]}])")
             else:
                 first_index[name] = index
-        found += _distribution_problems(_path_text(data, ["phases", index]), phase)
+        found += _distribution_problems(_path_text(data, [*at, "phases", index]), phase)
 
-    edges = data.get("edges")
+    edges = node.get("edges")
     if isinstance(edges, list):
-        found += _edge_problems(edges, first_index)
+        found += _edge_problems(edges, first_index, prefix)
+    return found
+
+
+def _class_and_queue_problems(data: Mapping) -> list[str]:
+    """Classes replace the top-level job; every class names a queue; the queues share the cluster."""
+    classes, queues = data.get("classes"), data.get("queues")
+    found = []
+    if classes is None:
+        if queues is not None:
+            found.append("queues: only used with classes (each class names the queue its jobs go to)")
+        return found
+    for key in ("workload", "phases", "edges"):
+        if key in data:
+            found.append(f"{key}: not used with classes (each class has its own users, think_time, phases and edges)")
+    policy = data.get("scheduler", {}).get("policy") if isinstance(data.get("scheduler"), Mapping) else None
+    if policy == "gate":
+        found.append("scheduler.policy: gate is the paper's one-class model; a description with classes "
+                     "takes fifo or fair (or each queue's policy)")
+    found += _unique_names(data, "classes", "class")
+    queue_names = None
+    if isinstance(queues, list):
+        found += _unique_names(data, "queues", "queue")
+        found += _capacity_problems(data, queues)
+        queue_names = [q["name"] for q in queues if isinstance(q, Mapping) and isinstance(q.get("name"), str)]
+    for index, job_class in enumerate(classes if isinstance(classes, list) else ()):
+        if not isinstance(job_class, Mapping):
+            continue
+        where = _path_text(data, ["classes", index, "queue"])
+        queue = job_class.get("queue")
+        if queue_names is None:
+            if isinstance(queue, str) and queue != DEFAULT_QUEUE:
+                found.append(f"{where}: unknown queue {_quoted(queue)} (the description has no queues list; "
+                             f"without one every class is in queue {DEFAULT_QUEUE!r})")
+        elif queue is None:
+            found.append(f"{where}: required when the description has queues (queues: {_listing(queue_names)})")
+        elif isinstance(queue, str) and queue not in queue_names:
+            found.append(f"{where}: unknown queue {_quoted(queue)} (queues: {_listing(queue_names)}"
+                         f"{did_you_mean(queue, queue_names)})")
+    return found
+
+
+def _unique_names(data: Mapping, key: str, what: str) -> list[str]:
+    """``classes[2]: duplicate class name 'bi' (also classes[0])``."""
+    found, first_index = [], {}
+    for index, item in enumerate(data[key] if isinstance(data[key], list) else ()):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str) and name:
+            if name in first_index:
+                found.append(f"{key}[{index}]: duplicate {what} name {_quoted(name)} (also {key}[{first_index[name]}])")
+            else:
+                first_index[name] = index
+    return found
+
+
+def _capacity_problems(data: Mapping, queues: list) -> list[str]:
+    """capacity <= max_capacity per queue; the capacities sum to 1 (when every one is a valid number)."""
+
+    def fraction(value):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        return value if ok and 0 < value <= 1 else None
+
+    found, capacities = [], []                     # (queue name, capacity)
+    for index, queue in enumerate(queues):
+        if not isinstance(queue, Mapping):
+            capacities = None
+            continue
+        capacity, ceiling = fraction(queue.get("capacity")), fraction(queue.get("max_capacity", 1.0))
+        if capacity is not None and ceiling is not None and ceiling < capacity:
+            found.append(f"{_path_text(data, ['queues', index, 'max_capacity'])}: expected a number >= the queue's "
+                         f"capacity {capacity:g}, got {show(queue['max_capacity'])}")
+        if capacities is not None and capacity is not None:
+            capacities.append((_short(queue.get("name", index)), capacity))
+        else:
+            capacities = None                       # another problem says what is wrong with it
+    total = sum(capacity for _, capacity in capacities or ())
+    if capacities and abs(total - 1) > CAPACITY_TOLERANCE:
+        terms = " + ".join(f"{name} {value:g}" for name, value in capacities[:10])
+        if len(capacities) > 10:
+            terms += f" + ... ({len(capacities):,} queues)"
+        last, capacity = capacities[-1]
+        rest = 1 - (total - capacity)             # what the last queue would need
+        hint = f", e.g. --set queues.{last}.capacity={rest:.6g}" if 0 < rest <= 1 else ""
+        found.append(f"queues: capacities sum to {total:.6g} ({terms}), not 1 as YARN requires of sibling "
+                     f"queues: set them together{hint}")
     return found
 
 
@@ -242,28 +366,48 @@ def _bound_problems(data: Mapping) -> list[str]:
 
     count = f"an integer <= {MAX_COUNT:,}"
     seconds = f"a number of seconds in [{MIN_TIME:g}, {MAX_TIME:g}]"
+    def short_name(path, node):
+        name = node.get("name")
+        if isinstance(name, str) and len(name) > MAX_NAME:
+            where = f"{_path_text(data, list(path))}.name" if path else "name"
+            found.append(f"{where}: expected at most {MAX_NAME} characters, got {len(name):,}")
+
+    def job(at, node):
+        """The phases of the job at path ``at`` (the top level or a class)."""
+        phases = node.get("phases")
+        for index, phase in enumerate(phases if isinstance(phases, list) else ()):
+            if not isinstance(phase, Mapping):
+                continue
+            here = (*at, "phases", index)
+            name = phase.get("name")
+            if isinstance(name, str) and len(name) > MAX_NAME:
+                found.append(f"{_path_text(data, list(at))}{'.' if at else ''}phases[{index}].name: expected at most "
+                             f"{MAX_NAME} characters, got {len(name):,}")
+            within((*here, "tasks"), 1, MAX_COUNT, count, floor=0)
+            within((*here, "task_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
+            within((*here, "shape"), 1, MAX_SHAPE, f"an integer <= {MAX_SHAPE:,}", floor=0)
+            within((*here, "priority"), -MAX_PRIORITY, MAX_PRIORITY,
+                   f"a number in [{-MAX_PRIORITY:g}, {MAX_PRIORITY:g}]")
+            within((*here, "cv"), 0, MAX_CV, f"a number <= {MAX_CV:g}", floor=0)
+            samples = phase.get("samples")
+            for j in range(len(samples) if isinstance(samples, list) else 0):
+                within((*here, "samples", j), MIN_TIME, MAX_TIME, seconds, floor=0)
+
     within(("workload", "users"), 1, MAX_COUNT, count, floor=0)
     within(("workload", "think_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
     within(("cluster", "containers"), 1, MAX_COUNT, count, floor=0)
-    name = data.get("name")
-    if isinstance(name, str) and len(name) > MAX_NAME:
-        found.append(f"name: expected at most {MAX_NAME} characters, got {len(name):,}")
-    phases = data.get("phases")
-    for index, phase in enumerate(phases if isinstance(phases, list) else ()):
-        if not isinstance(phase, Mapping):
-            continue
-        name = phase.get("name")
-        if isinstance(name, str) and len(name) > MAX_NAME:
-            found.append(f"phases[{index}].name: expected at most {MAX_NAME} characters, got {len(name):,}")
-        within(("phases", index, "tasks"), 1, MAX_COUNT, count, floor=0)
-        within(("phases", index, "task_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
-        within(("phases", index, "shape"), 1, MAX_SHAPE, f"an integer <= {MAX_SHAPE:,}", floor=0)
-        within(("phases", index, "priority"), -MAX_PRIORITY, MAX_PRIORITY,
-               f"a number in [{-MAX_PRIORITY:g}, {MAX_PRIORITY:g}]")
-        within(("phases", index, "cv"), 0, MAX_CV, f"a number <= {MAX_CV:g}", floor=0)
-        samples = phase.get("samples")
-        for j in range(len(samples) if isinstance(samples, list) else 0):
-            within(("phases", index, "samples", j), MIN_TIME, MAX_TIME, seconds, floor=0)
+    short_name((), data)
+    job((), data)
+    for key in ("classes", "queues"):
+        items = data.get(key)
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            if not isinstance(item, Mapping):
+                continue
+            short_name((key, index), item)
+            if key == "classes":
+                within((key, index, "users"), 1, MAX_COUNT, count, floor=0)
+                within((key, index, "think_time"), MIN_TIME, MAX_TIME, seconds, floor=0)
+                job((key, index), item)
     return found
 
 
@@ -297,8 +441,11 @@ def _distribution_problems(where: str, phase: dict) -> list[str]:
     return found
 
 
-def _edge_problems(edges: list, first_index: dict) -> list[str]:
-    """Edges name known phases, have no self-loops, duplicates or cycles, and reach every phase."""
+def _edge_problems(edges: list, first_index: dict, prefix: str = "") -> list[str]:
+    """Edges name known phases, have no self-loops, duplicates or cycles, and reach every phase.
+
+    ``prefix`` (``classes[0] (etl).``) says whose edges they are in the problems.
+    """
     import networkx as nx
 
     names = list(first_index)
@@ -313,14 +460,14 @@ def _edge_problems(edges: list, first_index: dict) -> list[str]:
         mentioned.update(edge)
         unknown = [end for end in dict.fromkeys(edge) if end not in first_index]
         for end in unknown:
-            found.append(f"edges[{index}]: unknown phase {_quoted(end)} (phases: {_listing(names)})")
+            found.append(f"{prefix}edges[{index}]: unknown phase {_quoted(end)} (phases: {_listing(names)})")
         if unknown:
             continue
         source, target = edge
         if source == target:
-            found.append(f"edges[{index}]: self-loop on phase {_quoted(source)} (a phase cannot follow itself)")
+            found.append(f"{prefix}edges[{index}]: self-loop on phase {_quoted(source)} (a phase cannot follow itself)")
         elif (source, target) in seen:
-            found.append(f"edges[{index}]: duplicate edge {_short(source)} -> {_short(target)} "
+            found.append(f"{prefix}edges[{index}]: duplicate edge {_short(source)} -> {_short(target)} "
                          f"(also edges[{seen[source, target]}])")
         else:
             seen[source, target] = index
@@ -333,12 +480,12 @@ def _edge_problems(edges: list, first_index: dict) -> list[str]:
         path = [_short(source) for source, _ in cycle] + [_short(cycle[0][0])]
         if len(path) > 12:
             path = path[:10] + [f"... ({len(path) - 1:,} phases)", path[-1]]
-        found.append(f"edges form a cycle: {' -> '.join(path)} (phases must form a DAG)")
+        found.append(f"{prefix}edges form a cycle: {' -> '.join(path)} (phases must form a DAG)")
 
     if len(names) > 1:
         for name in names:
             if name not in mentioned:
-                where = f"phases[{first_index[name]}] ({name})"
+                where = f"{prefix}phases[{first_index[name]}] ({name})"
                 found.append(f"{where}: not connected to the other phases (no edge names it)")
     return found
 
@@ -365,11 +512,17 @@ def _quoted(name) -> str:
 # --------------------------------------------------------------------------
 
 
+#: lists whose items have a ``name``, shown after the index in problems
+_NAMED_LISTS = ("phases", "classes", "queues")
+
+
 def _path_text(data, path) -> str:
     """``["phases", 1, "tasks"]`` -> ``phases[1] (reduce).tasks`` (phase names shown for context).
 
     >>> _path_text({"phases": [{"name": "map"}]}, ["phases", 0, "tasks"])
     'phases[0] (map).tasks'
+    >>> _path_text({"classes": [{"name": "bi", "phases": [{"name": "scan"}]}]}, ["classes", 0, "phases", 0, "shape"])
+    'classes[0] (bi).phases[0] (scan).shape'
     """
     text = ""
     node = data
@@ -382,7 +535,8 @@ def _path_text(data, path) -> str:
             node = node[key]
         except (KeyError, IndexError, TypeError):
             node = None
-        if depth == 1 and path[0] == "phases" and isinstance(node, dict) and isinstance(node.get("name"), str):
+        if (isinstance(key, int) and depth >= 1 and path[depth - 1] in _NAMED_LISTS and isinstance(node, dict)
+                and isinstance(node.get("name"), str)):
             text += f" ({_short(node['name'])})"
     return text or "(top level)"
 

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spn.description.model import POLICIES
+from spn.description.model import POLICIES, require_single_class
 from spn.exceptions import ModelError, SpnError
 from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
 
@@ -130,9 +130,12 @@ class ClusterSimulator:
     ``tasks`` of them have finished, the oldest job still running that phase ends it
     (as the net's "PF >= T" does with anonymous tokens). Comparing both settings
     measures what that assumption changes. It goes with the net's policy, ``gate``.
+
+    A description with query classes and queues is :class:`~spn.simulation.queues.QueueSimulator`'s.
     """
 
     def __init__(self, desc, laws=None, *, pool_finished_tasks: bool = False, policy: str | None = None):
+        require_single_class(desc, "ClusterSimulator", instead="spn.simulation.queues.QueueSimulator")
         self.desc = desc
         self.pool_finished_tasks = bool(pool_finished_tasks)
         self.policy = desc.scheduler.policy if policy is None else policy

@@ -15,6 +15,12 @@ Estimates are ratio estimators over the replications (see
   * engine ``cluster``: the mean of the execution times (submission to end) of the
     jobs that ended in the window, which the cluster simulator sees one by one.
 
+A description with query classes (docs/design.md §4.6) is simulated by the cluster
+engine only (:class:`~spn.simulation.queues.QueueSimulator`): the same estimators per
+class (R_c, X_c, over the class's own jobs) and per queue (utilisation = ∫ containers
+the queue held / (C · window length)), and the stopping rule asks its precision of the
+*worst* class's R_c. The overall R, X and U are still reported, over every job.
+
 Stopping rule (Stein's two-stage procedure, :mod:`spn.simulation.statistics`): the
 first ``replications`` are the pilot; with ``rel_precision`` ε the variance of R's
 estimator is taken from the pilot alone, and the run goes on to
@@ -43,18 +49,19 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from spn.description.model import require_net_policy
+from spn.description.model import job_classes, queues_of, require_net_policy, require_single_class
 from spn.exceptions import ModelError
 from spn.simulation.cluster import ClusterSimulator
+from spn.simulation.queues import QueueSimulator
 from spn.simulation.distributions import SimulationTimeout, distributions_from_description
 from spn.simulation.engine import NetSimulator
 from spn.simulation.statistics import Estimate, ratio_estimate, stein_replications
 
-ENGINES = ("net", "cluster")
+ENGINES = ("net", "cluster", "compiled")
 
 ESTIMATORS = {
     "net": "R = (N - time-average of tokens in PJ) / X, X = completions / time; "
@@ -62,16 +69,22 @@ ESTIMATORS = {
     "cluster": "R = mean execution time (submission to end) of the jobs ended in the window, "
                "X = completions / time; ratio estimators over independent replications, Student t",
 }
+ESTIMATORS["compiled"] = ESTIMATORS["cluster"]     # the cluster model, compiled: the same estimators
 
 
 @dataclass(frozen=True)
 class SimulationReport:
-    """What ``spn simulate`` prints: three estimates and how they were obtained."""
+    """What ``spn simulate`` prints: three estimates and how they were obtained.
+
+    With query classes, ``users`` is the users of every class, ``think_time`` is None, the
+    three estimates are over every job, and ``classes`` / ``queues`` hold the estimates of
+    each class (``mean_execution_time``, ``throughput``) and each queue (``utilization``).
+    """
 
     model: str
     engine: str
     users: int
-    think_time: float
+    think_time: float | None
     containers: int
     mean_execution_time: Estimate
     throughput: Estimate
@@ -91,9 +104,32 @@ class SimulationReport:
     policy: str = "gate"
     #: the run was stopped by ``max_seconds`` before its stopping rule or ``replications`` was met
     time_limited: bool = False
+    #: query classes: ``{name: {"mean_execution_time": Estimate, "throughput": Estimate, "users": N_c,
+    #: "think_time": Z_c, "queue": name}}`` (empty for a one-class description)
+    classes: dict = field(default_factory=dict)
+    #: queues: ``{name: {"utilization": Estimate, "capacity": ..., "max_capacity": ..., "policy": ...}}``
+    queues: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn simulate --json`` (docs/design.md §5)."""
+        result = self._totals_dict()
+        if self.classes:
+            result["classes"] = {
+                name: {"mean_execution_time": c["mean_execution_time"].value,
+                       "ci_low": c["mean_execution_time"].ci_low, "ci_high": c["mean_execution_time"].ci_high,
+                       "rel_half_width": c["mean_execution_time"].rel_half_width,
+                       "throughput": c["throughput"].value, "throughput_ci_low": c["throughput"].ci_low,
+                       "throughput_ci_high": c["throughput"].ci_high,
+                       "users": c["users"], "think_time": c["think_time"], "queue": c["queue"]}
+                for name, c in self.classes.items()}
+            result["queues"] = {
+                name: {"utilization": q["utilization"].value, "utilization_ci_low": q["utilization"].ci_low,
+                       "utilization_ci_high": q["utilization"].ci_high, "capacity": q["capacity"],
+                       "max_capacity": q["max_capacity"], "policy": q["policy"]}
+                for name, q in self.queues.items()}
+        return result
+
+    def _totals_dict(self) -> dict:
         r, x, u = self.mean_execution_time, self.throughput, self.utilization
         return {
             "model": self.model,
@@ -144,14 +180,15 @@ def seed_sequence(seed) -> np.random.SeedSequence:
 
 
 def default_run_length(desc) -> tuple[int, int]:
-    """(warm-up jobs, measured jobs) per replication: 2N + 10 and max(200, 20N)."""
-    n = desc.workload.users
+    """(warm-up jobs, measured jobs) per replication: 2N + 10 and max(200, 20N), N the users of every class."""
+    n = sum(job_class.workload.users for job_class in job_classes(desc))
     return 2 * n + 10, max(200, 20 * n)
 
 
 def _net_runner(desc):
     from spn.models.dag import build
 
+    require_single_class(desc, "the net engine", instead="spn simulate --engine cluster")
     require_net_policy(desc)
     app = build(desc)
     sim = NetSimulator(app.net, distributions_from_description(desc))
@@ -166,13 +203,71 @@ def _net_runner(desc):
     return run
 
 
-def _cluster_runner(desc, pool_finished_tasks=False):
-    sim = ClusterSimulator(desc, pool_finished_tasks=pool_finished_tasks)
+def _cluster_runner(desc, pool_finished_tasks=False, compiled=False):
+    """One replication's row: (T, K, Σ R, ∫ busy, events, 0) and, with classes, (K_c, Σ R_c) per class
+    and ∫ containers held per queue. ``compiled``: the Numba engine (one class)."""
+    if compiled:
+        if desc.classes:
+            raise ModelError("the compiled engine simulates one class of jobs; use --engine cluster")
+        from spn.simulation.cluster_compiled import CompiledClusterSimulator
+
+        sim = CompiledClusterSimulator(desc)
+    elif desc.classes:
+        if pool_finished_tasks:
+            raise ModelError("pool_finished_tasks reproduces the net, which models one class under policy gate")
+        sim = QueueSimulator(desc)
+
+        def run_classes(seed, warmup, jobs, deadline):
+            rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline)
+            per_class = [x for pair in zip(rep.class_completions, rep.class_response_sums) for x in pair]
+            return (rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0,
+                    *per_class, *rep.queue_busy_areas)
+        return run_classes
+    else:
+        sim = ClusterSimulator(desc, pool_finished_tasks=pool_finished_tasks)
 
     def run(seed, warmup, jobs, deadline):
         rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline)
         return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
     return run
+
+
+#: where the per-class columns of a replication's row start (after T, K, Σ R, ∫ busy, events, firings)
+_CLASS_COLUMNS = 6
+
+
+def _precision_estimates(desc, data, confidence, pilot) -> list:
+    """The estimates the stopping rule looks at: R, or every class's R_c."""
+    if not desc.classes:
+        return [ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot)]
+    return [_class_estimate(data[:, _CLASS_COLUMNS + 2 * c + 1], data[:, _CLASS_COLUMNS + 2 * c],
+                            data[:, _CLASS_COLUMNS + 2 * c], confidence, pilot) for c in range(len(desc.classes))]
+
+
+def _class_estimate(numerators, denominators, done, confidence, pilot) -> Estimate:
+    """A class's ratio estimate (R_c or X_c); an infinite interval unless the class ended jobs in at
+    least two of the pilot's replications.
+
+    A class whose jobs are long beside the others' may end none in a short window: its
+    pilot then says nothing of its variance (the stopping rule doubles the pilot, and the
+    report refuses a class that never ended a job: :func:`_class_and_queue_estimates`).
+    """
+    m = len(done) if pilot is None else min(int(pilot), len(done))
+    if np.count_nonzero(done[:m]) >= 2:
+        return ratio_estimate(numerators, denominators, confidence, pilot=pilot)
+    value = float(numerators.sum() / denominators.sum()) if denominators.sum() > 0 else math.nan
+    return Estimate(value, -math.inf, math.inf, confidence, len(done))
+
+
+def _pilot_missing_a_class(desc, data, pilot) -> bool:
+    """Some class ended jobs in fewer than two of the pilot replications (so no variance to take)."""
+    return bool(desc.classes) and any(
+        np.count_nonzero(data[:pilot, _CLASS_COLUMNS + 2 * c]) < 2 for c in range(len(desc.classes)))
+
+
+def _worst(estimates):
+    """The estimate of largest relative half-width (NaN, a class that never ended a job, counts as worst)."""
+    return max(estimates, key=lambda e: e.rel_half_width if not math.isnan(e.rel_half_width) else math.inf)
 
 
 def simulate_description(desc, *, engine: str = "net", seed=None, replications: int = 10,
@@ -182,8 +277,10 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
                          pool_finished_tasks: bool = False, progress: bool = False) -> SimulationReport:
     """Estimate mean execution time, throughput and utilisation of a description by simulation.
 
-    ``engine`` is ``"net"`` (the application net, with each phase's task-time law)
-    or ``"cluster"`` (the job-level simulator). ``replications`` is the number run
+    ``engine`` is ``"net"`` (the application net, with each phase's task-time law),
+    ``"cluster"`` (the job-level simulator) or ``"compiled"`` (the same model compiled with
+    Numba, one class of jobs: :mod:`spn.simulation.cluster_compiled`; other random streams,
+    so a seed repeats a run within one engine). ``replications`` is the number run
     first (at least 2); with ``rel_precision`` (e.g. 0.01) they are the pilot of Stein's
     two-stage rule, and as many more are run as the pilot's variance says the interval
     of R needs for that relative half-width, up to ``max_replications``;
@@ -197,6 +294,8 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     """
     if engine not in ENGINES:
         raise ModelError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "net":
+        require_single_class(desc, "the net engine", instead="spn simulate --engine cluster")
     problems = []
     if not (isinstance(replications, (int, np.integer)) and replications >= 2):
         problems.append(f"replications must be an integer >= 2, got {replications!r}")
@@ -222,7 +321,7 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         raise ModelError("pool_finished_tasks applies to the cluster engine only")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
-    run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks)
+    run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks, engine == "compiled")
     show = progress and sys.stderr.isatty()
     rows = []
     target = int(replications)
@@ -249,8 +348,14 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         if len(rows) < 2:
             break
         data = np.array(rows, dtype=float)
-        r = ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot)
         n = len(rows)
+        if (pilot is not None and not timed_out and n < max_replications
+                and _pilot_missing_a_class(desc, data, pilot)):
+            # no variance to take from a class that (almost) ended no job: a pilot twice as long
+            pilot = target = min(2 * n, max_replications)
+            continue
+        estimates = _precision_estimates(desc, data, confidence, pilot)
+        r = _worst(estimates)
         if timed_out:
             met = bool(rel_precision) and r.rel_half_width <= rel_precision
             break
@@ -261,8 +366,9 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
             timed_out = n < max_replications
             break
         # Stein: the first time, N from the pilot's variance; afterwards (r_n or the mean window
-        # moved the relative half-width above ε) a few more with the same variance
-        target = stein_replications(r, rel_precision, max_replications)
+        # moved the relative half-width above ε) a few more with the same variance; with classes,
+        # as many as the class that needs most
+        target = max(stein_replications(e, rel_precision, max_replications) for e in estimates)
     if show:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     if len(rows) < 2:
@@ -273,9 +379,11 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     seconds = time.perf_counter() - started
     data = np.array(rows, dtype=float)
     C = desc.cluster.containers
+    classes, queues = _class_and_queue_estimates(desc, data, confidence, pilot)
     return SimulationReport(
-        model=desc.name, engine=engine, users=desc.workload.users, think_time=desc.workload.think_time,
-        containers=C,
+        model=desc.name, engine=engine, users=sum(c.workload.users for c in job_classes(desc)),
+        think_time=None if desc.classes else desc.workload.think_time, containers=C,
+        classes=classes, queues=queues,
         mean_execution_time=ratio_estimate(data[:, 2], data[:, 1], confidence, pilot=pilot),
         throughput=ratio_estimate(data[:, 1], data[:, 0], confidence, pilot=pilot),
         utilization=ratio_estimate(data[:, 3], C * data[:, 0], confidence, pilot=pilot),
@@ -285,6 +393,31 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
         seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
         policy=desc.scheduler.policy,
     )
+
+
+def _class_and_queue_estimates(desc, data, confidence, pilot) -> tuple[dict, dict]:
+    """``SimulationReport.classes`` and ``.queues`` from the replications' rows (empty for one class)."""
+    if not desc.classes:
+        return {}, {}
+    T = data[:, 0]
+    classes = {}
+    for c, job_class in enumerate(desc.classes):
+        done, responses = data[:, _CLASS_COLUMNS + 2 * c], data[:, _CLASS_COLUMNS + 2 * c + 1]
+        if not done.sum():
+            raise ModelError(f"class {job_class.name}: none of its jobs ended in the measured windows "
+                             f"({len(done)} replications of {int(data[:, 1].mean()):,} jobs of every class): "
+                             f"measure more jobs per replication (--jobs) or run more replications")
+        classes[job_class.name] = {
+            "mean_execution_time": _class_estimate(responses, done, done, confidence, pilot),
+            "throughput": _class_estimate(done, T, done, confidence, pilot),
+            "users": job_class.workload.users, "think_time": job_class.workload.think_time, "queue": job_class.queue}
+    first_queue = _CLASS_COLUMNS + 2 * len(desc.classes)
+    queues = {
+        queue.name: {"utilization": ratio_estimate(data[:, first_queue + q], desc.cluster.containers * T, confidence,
+                                                   pilot=pilot),
+                     "capacity": queue.capacity, "max_capacity": queue.max_capacity, "policy": queue.policy}
+        for q, queue in enumerate(queues_of(desc))}
+    return classes, queues
 
 
 def _show_progress(engine, rows, confidence, elapsed, pilot=None):
