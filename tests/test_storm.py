@@ -17,15 +17,17 @@ from spn.description import parse_description  # noqa: E402
 from spn.io.storm import storm_expected_tokens  # noqa: E402
 from spn.measures import expected_tokens  # noqa: E402
 from spn.models.dag import build  # noqa: E402
+from spn.models.jobs import build_jobs  # noqa: E402
 from spn.net import InstantActivity, Net, Place, TimedActivity  # noqa: E402
 from spn.solvers import steady_state  # noqa: E402
 from spn.statespace import explore  # noqa: E402
 
 
-def app(phases, edges, users, containers, think=4.0):
-    return build(parse_description({
+def app(phases, edges, users, containers, think=4.0, policy=None):
+    desc = parse_description({
         "name": "x", "workload": {"users": users, "think_time": think}, "cluster": {"containers": containers},
-        "phases": phases, "edges": edges})).net
+        "phases": phases, "edges": edges})
+    return build(desc).net if policy is None else build_jobs(desc, policy=policy).net
 
 
 NETS = {
@@ -43,6 +45,14 @@ NETS = {
                                {"name": "b", "tasks": 2, "task_time": 1.5, "priority": 1},
                                {"name": "c", "tasks": 1, "task_time": 0.5}],
                               [["a", "c"], ["b", "c"]], users=2, containers=2),
+    # the job-identity nets: one slot of places per job, moved up when an older job ends
+    "jobs-fifo-erlang": app([{"name": "m", "tasks": 2, "task_time": 1.0, "shape": 2},
+                             {"name": "r", "tasks": 2, "task_time": 2.0}], [["m", "r"]], users=2, containers=2,
+                            policy="fifo"),
+    "jobs-gate-fork-join": app([{"name": "a", "tasks": 2, "task_time": 1.0},
+                                {"name": "b", "tasks": 1, "task_time": 1.5, "priority": 1},
+                                {"name": "c", "tasks": 1, "task_time": 0.5}],
+                               [["a", "c"], ["b", "c"]], users=2, containers=2, policy="gate"),
 }
 
 

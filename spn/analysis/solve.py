@@ -17,13 +17,14 @@ import time
 from dataclasses import dataclass
 
 from spn.defaults import MAX_STATES, RTOL
-from spn.description.model import require_net_policy
+from spn.description.model import require_single_class
 from spn.exceptions import ConvergenceError, ModelError, StateSpaceLimitError
 from spn.measures import (
     ImplausibleResultError, JobMeasures, check_distribution, expected_tokens, job_measures,
     throughput,
 )
-from spn.models.dag import ApplicationNet, build
+from spn.models.dag import ApplicationNet
+from spn.models.jobs import application_net
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import StateSpace, explore
 
@@ -53,12 +54,14 @@ class SolveReport:
     explore_s: float
     solve_s: float
     total_s: float
+    policy: str = "gate"
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn solve --json`` (docs/design.md §5)."""
         return {
             "model": self.model,
             "method": "exact",
+            "policy": self.policy,
             "mean_execution_time": self.measures.mean_execution_time,
             "throughput": self.measures.throughput,
             "utilization": self.measures.utilization,
@@ -105,10 +108,10 @@ def _with_solver(error: ImplausibleResultError, result: SolverResult) -> Implaus
 def build_application(desc) -> ApplicationNet:
     """The composed net of a description, refusing task-time laws a CTMC cannot carry exactly.
 
-    Task-time laws other than Erlang/exponential are reported here, pointing to simulation;
-    so is a scheduling policy the net does not model (it models ``gate``).
+    Task-time laws other than Erlang/exponential are reported here, pointing to simulation.
+    The net follows the description's scheduling policy (:func:`spn.models.jobs.application_net`).
     """
-    require_net_policy(desc)
+    require_single_class(desc, "spn solve")
     problems = [
         f"phases.{phase.name}.distribution: {phase.distribution!r} has no exact CTMC; "
         f"the analytic solver takes erlang or exponential task times (use `spn simulate`)"
@@ -116,7 +119,7 @@ def build_application(desc) -> ApplicationNet:
     ]
     if problems:
         raise ModelError(problems)
-    return build(desc)
+    return application_net(desc)
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,7 @@ def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
         model=desc.name, users=app.users, think_time=app.think_time, containers=app.containers,
         measures=measures, tangible_states=ss.n_states, transitions=ss.n_transitions, solver=result,
         explore_s=explore_s, solve_s=solve_s, total_s=time.perf_counter() - started,
+        policy=desc.scheduler.policy,
     )
     return Solution(app, ss, result, report)
 
@@ -167,6 +171,7 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
     else a simulation to a 95 % interval of relative half-width ``rel_precision``, bounded
     by ``max_seconds`` (:func:`simulate_for_solve`); a :class:`SimulatedSolveReport` says so.
     """
+    require_single_class(desc, "spn solve")
     started = time.perf_counter()
     if method == "simulation":
         return simulate_for_solve(desc, "asked for (method simulation)", rel_precision=rel_precision,
@@ -391,10 +396,11 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     """The simulation ``spn solve`` runs when it does not solve exactly.
 
     Engine: ``cluster`` for one user (its jobs never meet, so both engines simulate the same
-    model and the cluster engine is faster) or a scheduling policy only it models, else
-    ``net`` (the model the CTMC would solve). One user: each job starts on an empty cluster,
-    so no warm-up is needed and replications of 10 jobs suffice; several users: the run
-    length of ``spn simulate``. A pilot of 20 replications, then Stein's rule to the 95 %
+    model and the cluster engine is faster) or a policy other than ``gate`` (the cluster
+    engine is the job-identity net's model), else ``net`` (the model the CTMC would solve);
+    the cluster model runs compiled (``compiled``) once this installation has compiled it.
+    One user: each job starts on an empty cluster, so no warm-up is needed and replications
+    of 10 jobs suffice; several users: the run length of ``spn simulate``. A pilot of 20 replications, then Stein's rule to the 95 %
     interval of relative half-width ``rel_precision`` (:mod:`spn.simulation.statistics`),
     up to 100,000 replications or ``max_seconds``.
     """
@@ -404,6 +410,15 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     started = time.perf_counter() if started is None else started
     one_user = desc.workload.users == 1
     engine = "cluster" if one_user or desc.scheduler.policy not in NET_POLICIES else "net"
+    if engine == "cluster":     # the compiled engine once this installation has it (compiled in the background)
+        from spn.simulation.cluster_compiled import compiled_cluster_ready
+
+        if compiled_cluster_ready():
+            engine = "compiled"
+        else:
+            from spn import kernels
+
+            kernels.warm_in_background("cluster")
     run_length = {"warmup_jobs": 0, "jobs": 10} if one_user else {}
     sim = simulate_description(desc, engine=engine, seed=seed, replications=20, confidence=0.95,
                                rel_precision=rel_precision, max_replications=100_000, max_seconds=max_seconds,

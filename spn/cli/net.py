@@ -39,12 +39,12 @@ def register(commands) -> None:
 
 
 def _composed_net(args):
-    from spn.description.model import require_net_policy
-    from spn.models.dag import build
+    from spn.description.model import require_single_class
+    from spn.models.jobs import application_net
 
     description = _args.description(args)
-    require_net_policy(description)  # the net models the gate policy only: say so rather than draw another model
-    return build(description).net
+    require_single_class(description, "the net (spn export, spn draw)")   # the net models one class of jobs
+    return application_net(description).net
 
 
 def run_export(args) -> int:

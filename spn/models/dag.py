@@ -71,74 +71,119 @@ def build_application(graph: nx.DiGraph, *, users: int, think_time: float, conta
     Node attributes: ``tasks``, ``task_time``, optional ``shape`` (1), ``priority`` (0)
     and ``order`` (tie-break of the topological order; default: insertion order).
     """
-    _check(graph)
+    check_graph(graph)
+    control = max(float(graph.nodes[v].get("priority", 0)) for v in graph.nodes) + 1
+    flow = job_flow(graph, control=control, gate=True)
+    parts = [submodels.think(users, think_time), submodels.pool(containers)] + flow.parts
+    shared = {"PJ": [("think", "thinking"), flow.done], "PWJ": [("think", "waiting"), flow.entry],
+              "PC": [("pool", "containers")] + flow.containers, "PEJ": flow.gate}
+    for merged, members in flow.shared.items():
+        if merged in shared:    # merged place names never repeat (a phase may be called "join")
+            raise ModelError(f"two merged places would both be called {merged!r}")
+        shared[merged] = members
+    net = compose(parts, shared, name=name)
+    return ApplicationNet(net, flow.end_activity, flow.gate_phase, users, think_time, containers)
+
+
+@dataclass(frozen=True)
+class JobFlow:
+    """The sub-models of one job's control flow, before they join the rest of a net.
+
+    ``parts`` are the first fork, the phases, their forks and joins and the end join;
+    ``shared`` the places they merge among themselves. The caller merges the rest:
+    ``entry`` (where a submitted job waits for the first fork), ``done`` (where the
+    ended job's token arrives), ``containers`` (every phase's container place) and
+    ``gate`` (the first fork's and the gate phase's capacity-scheduler token, when
+    the flow has the gate).
+    """
+
+    parts: list
+    shared: dict
+    entry: tuple[str, str]
+    done: tuple[str, str]
+    containers: list
+    gate: list
+    end_activity: str
+    gate_phase: str
+
+
+def job_flow(graph: nx.DiGraph, *, control: float, prefix: str = "", gate: bool = False,
+             gate_tokens: int = 1, allocation_priority=None) -> JobFlow:
+    """One job's phases, forks and joins, with sub-model names that start with ``prefix``.
+
+    ``gate``: the first fork takes the capacity-scheduler token (``gate_tokens`` of it start
+    there) and the last phase in topological order gives it back. ``allocation_priority``
+    maps a phase to the priority of its allocation activity (default: the phase's
+    ``priority``); ``control`` is the priority of every control activity.
+    """
     position = {v: graph.nodes[v].get("order", i) for i, v in enumerate(graph.nodes)}
     topo = list(nx.lexicographical_topological_sort(graph, key=lambda v: position[v]))
     sources = [v for v in topo if graph.in_degree(v) == 0]
     sinks = [v for v in topo if graph.out_degree(v) == 0]
     gate_phase = topo[-1]
-    control = max(float(graph.nodes[v].get("priority", 0)) for v in topo) + 1
+    allocation_priority = allocation_priority or {}
+    start, end = f"{prefix}start", f"{prefix}end"
 
-    parts = [submodels.think(users, think_time), submodels.pool(containers),
-             submodels.fork("start", len(sources), gate=True, control_priority=control)]
+    parts = [submodels.fork(start, len(sources), gate=gate, gate_tokens=gate_tokens, control_priority=control)]
     for v in topo:
         a = graph.nodes[v]
-        parts.append(submodels.phase(v, tasks=a["tasks"], task_time=a["task_time"],
-                                     shape=a.get("shape", 1), priority=a.get("priority", 0),
-                                     control_priority=control, last=(v == gate_phase)))
+        parts.append(submodels.phase(f"{prefix}{v}", tasks=a["tasks"], task_time=a["task_time"],
+                                     shape=a.get("shape", 1),
+                                     priority=allocation_priority.get(v, a.get("priority", 0)),
+                                     control_priority=control, last=gate and v == gate_phase))
         if graph.out_degree(v) > 1:
-            parts.append(submodels.fork(f"fork@{v}", graph.out_degree(v), control_priority=control))
+            parts.append(submodels.fork(f"{prefix}fork@{v}", graph.out_degree(v), control_priority=control))
         if graph.in_degree(v) > 1:
-            parts.append(submodels.join(f"join@{v}", graph.in_degree(v), control_priority=control))
+            parts.append(submodels.join(f"{prefix}join@{v}", graph.in_degree(v), control_priority=control))
     if len(sinks) > 1:
-        parts.append(submodels.join("end", len(sinks), control_priority=control))
+        parts.append(submodels.join(end, len(sinks), control_priority=control))
 
     def leaving(u, v):          # the interface place a token for edge u -> v leaves from
         succ = sorted(graph.successors(u), key=position.get)
-        return (u, "end") if len(succ) == 1 else (f"fork@{u}", f"out{succ.index(v) + 1}")
+        return (f"{prefix}{u}", "end") if len(succ) == 1 else (f"{prefix}fork@{u}", f"out{succ.index(v) + 1}")
 
     def entering(u, v):         # the interface place a token for edge u -> v arrives at
         pred = sorted(graph.predecessors(v), key=position.get)
-        return (v, "start") if len(pred) == 1 else (f"join@{v}", f"in{pred.index(u) + 1}")
+        return (f"{prefix}{v}", "start") if len(pred) == 1 else (f"{prefix}join@{v}", f"in{pred.index(u) + 1}")
 
-    done = (sinks[0], "end") if len(sinks) == 1 else ("end", "out")
-    shared = {
-        "PJ": [("think", "thinking"), done],
-        "PWJ": [("think", "waiting"), ("start", "in")],
-        "PC": [("pool", "containers")] + [(v, "containers") for v in topo],
-        "PEJ": [("start", "gate"), (gate_phase, "gate")],
-    }
+    shared = {}
     def share(name, members):   # merged place names never repeat (a phase may be called "join")
         if name in shared:
             raise ModelError(f"two merged places would both be called {name!r}")
         shared[name] = members
 
     for i, v in enumerate(sources, start=1):
-        share(f"start->{v}", [("start", f"out{i}"), (v, "start")])
+        share(f"{prefix}start->{v}", [(start, f"out{i}"), (f"{prefix}{v}", "start")])
     for u, v in sorted(graph.edges, key=lambda e: (position[e[0]], position[e[1]])):
-        share(f"{u}->{v}", [leaving(u, v), entering(u, v)])
+        share(f"{prefix}{u}->{v}", [leaving(u, v), entering(u, v)])
     for v in topo:
         if graph.out_degree(v) > 1:
-            share(f"{v}->fork@{v}", [(v, "end"), (f"fork@{v}", "in")])
+            share(f"{prefix}{v}->fork@{v}", [(f"{prefix}{v}", "end"), (f"{prefix}fork@{v}", "in")])
         if graph.in_degree(v) > 1:
-            share(f"join@{v}->{v}", [(f"join@{v}", "out"), (v, "start")])
+            share(f"{prefix}join@{v}->{v}", [(f"{prefix}join@{v}", "out"), (f"{prefix}{v}", "start")])
     if len(sinks) > 1:
         for i, v in enumerate(sinks, start=1):
-            share(f"{v}->end", [(v, "end"), ("end", f"in{i}")])
+            share(f"{prefix}{v}->end", [(f"{prefix}{v}", "end"), (end, f"in{i}")])
 
-    net = compose(parts, shared, name=name)
-    end_activity = f"{sinks[0]}.IAF" if len(sinks) == 1 else "end.IA0"
-    return ApplicationNet(net, end_activity, gate_phase, users, think_time, containers)
+    done = (f"{prefix}{sinks[0]}", "end") if len(sinks) == 1 else (end, "out")
+    end_activity = f"{prefix}{sinks[0]}.IAF" if len(sinks) == 1 else f"{end}.IA0"
+    gate_members = [(start, "gate"), (f"{prefix}{gate_phase}", "gate")] if gate else []
+    return JobFlow(parts, shared, (start, "in"), done, [(f"{prefix}{v}", "containers") for v in topo],
+                   gate_members, end_activity, gate_phase)
 
 
 def build(desc) -> ApplicationNet:
     """The composed net of a model description."""
+    from spn.description.model import require_single_class
+
+    require_single_class(desc, "the application net")
     return build_application(dag_from_description(desc), users=desc.workload.users,
                              think_time=desc.workload.think_time,
                              containers=desc.cluster.containers, name=desc.name)
 
 
-def _check(graph):
+def check_graph(graph):
+    """Raise :class:`ModelError` listing every problem of a phase graph (names, attributes, cycles)."""
     problems = []
     if graph.number_of_nodes() == 0:
         problems.append("the DAG has no phases")

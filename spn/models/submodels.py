@@ -51,17 +51,19 @@ def phase(name: str, *, tasks: int, task_time: float, shape: int = 1, priority: 
     return SubModel(name, places, activities, interface)
 
 
-def fork(name: str, outputs: int, *, gate: bool = False, control_priority: float = 1) -> SubModel:
+def fork(name: str, outputs: int, *, gate: bool = False, gate_tokens: int = 1,
+         control_priority: float = 1) -> SubModel:
     """Parallel fork (Fig. 5b): a token in P0 puts a token in each of P1..Pn.
 
-    The first fork (``gate=True``) also needs the capacity-scheduler token PEJ,
-    which it starts holding (one job may start at a time).
+    The first fork (``gate=True``) also needs the capacity-scheduler token PEJ, of
+    which it starts holding ``gate_tokens`` (1: one job may start at a time; 0 for the
+    first forks of further jobs that share one token).
     """
     places = [Place("P0")] + [Place(f"P{i}") for i in range(1, outputs + 1)]
     inputs = {"P0": 1}
     interface = {"in": "P0", **{f"out{i}": f"P{i}" for i in range(1, outputs + 1)}}
     if gate:
-        places.append(Place("PEJ", 1))
+        places.append(Place("PEJ", gate_tokens))
         inputs["PEJ"] = 1
         interface["gate"] = "PEJ"
     activity = InstantActivity("IA0", inputs=inputs, outputs={f"P{i}": 1 for i in range(1, outputs + 1)},

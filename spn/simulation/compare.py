@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 
 import time
 
+from spn.description.model import require_single_class
 from spn.exceptions import StateSpaceLimitError
 from spn.simulation.distributions import SimulationTimeout
-from spn.simulation.runner import ENGINES, seed_sequence, simulate_description
+from spn.simulation.runner import seed_sequence, simulate_description
 
 MEASURES = ("mean_execution_time", "throughput", "utilization")
 #: tangible states past which the analytic part is skipped (a CTMC this size solves in seconds)
@@ -86,19 +87,27 @@ class Comparison:
         }
 
 
-def compare_description(desc, *, engines=ENGINES, seed=None, replications: int = 10,
+def compare_description(desc, *, engines=None, seed=None, replications: int = 10,
                         confidence: float = 0.95, rel_precision: float | None = 0.01,
                         max_replications: int = 2000, max_seconds: float | None = COMPARE_SECONDS,
                         method: str = "auto", max_states: int = COMPARE_MAX_STATES,
                         progress: bool = False) -> Comparison:
     """Solve ``desc`` analytically (if it can be) and simulate it with each engine.
 
-    The engines get independent random streams spawned from ``seed``. ``max_seconds``
+    ``engines``: by default both for the ``gate`` policy, the cluster engine alone for a
+    policy the net simulator does not model (``fifo``, ``fair``: the net solves them, the
+    cluster simulator is their independent check). The engines get independent random
+    streams spawned from ``seed``. ``max_seconds``
     bounds the whole comparison (None: no bound).
     """
     from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, solve_description
 
+    from spn.description.model import NET_POLICIES
+
+    require_single_class(desc, "spn compare")
     started = time.perf_counter()
+    if engines is None:
+        engines = ("net", "cluster") if desc.scheduler.policy in NET_POLICIES else ("cluster",)
     analytic, note = None, None
     laws = sorted({p.distribution for p in desc.phases} - set(ANALYTIC_DISTRIBUTIONS))
     if laws:
