@@ -32,7 +32,6 @@ import pytest
 
 sp = pytest.importorskip("sympy")
 
-from spn.analysis.solve import solve_description  # noqa: E402
 from spn.cli import main  # noqa: E402
 from spn.description import load_description, parse_description  # noqa: E402
 from spn.description.model import job_classes, queues_of, require_single_class  # noqa: E402
@@ -406,7 +405,6 @@ def test_every_one_class_path_refuses_classes_in_one_line():
     desc = load_description(EXAMPLE)
     expected = "model two-queues has 2 query classes; {} models one class: use {}"
     for call, what, instead in [
-        (lambda: solve_description(desc), "spn solve", "spn simulate"),
         (lambda: build(desc), "the application net", "spn simulate"),
         (lambda: simulate_description(desc, engine="net"), "the net engine", "spn simulate --engine cluster"),
         (lambda: ClusterSimulator(desc), "ClusterSimulator", "spn.simulation.queues.QueueSimulator"),
@@ -417,8 +415,7 @@ def test_every_one_class_path_refuses_classes_in_one_line():
     require_single_class(load_description("models/mapreduce.yaml"), "anything")      # one class: nothing to say
 
 
-@pytest.mark.parametrize("command", [["solve"], ["compare"], ["export"], ["draw", "-o", "x.svg"],
-                                     ["simulate", "--engine", "net"],
+@pytest.mark.parametrize("command", [["compare"], ["simulate", "--engine", "net"],
                                      ["plan", "--vary", "cluster.containers=1..4", "--target", "mean<=10"]])
 def test_the_commands_that_model_one_class_exit_2_with_one_line(command, capsys, tmp_path, monkeypatch):
     from pathlib import Path

@@ -42,6 +42,8 @@ def format_report(result: dict) -> str:
         return _format_simulated(result)
     if result.get("method") == "job-alone":
         return _format_alone(result)
+    if "classes" in result:
+        return _format_exact_classes(result)
     solver = result["solver"]
     timings = result["timings"]
     converged = "converged" if solver["converged"] else "NOT CONVERGED"
@@ -82,11 +84,13 @@ def _format_alone(result: dict) -> str:
 def _format_simulated(result: dict) -> str:
     """The ``spn solve`` table when the answer comes from a simulation: the interval and why."""
     r = result["mean_execution_time"]
-    return _rows([
+    classes = result.get("classes")
+    who = ([("classes", f"{len(classes)}, {result['users']} users in all")] if classes else
+           [("users (N)", f"{result['users']}"), ("think time (Z)", f"{result['think_time']:g} s")])
+    table = _rows([
         ("model", result["model"]),
         ("method", f"simulation ({result['engine']} engine): {result['reason']}"),
-        ("users (N)", f"{result['users']}"),
-        ("think time (Z)", f"{result['think_time']:g} s"),
+        *who,
         ("containers (C)", f"{result['containers']}"),
         ("mean execution time", f"{r:.6g} s  [{result['ci_low']:.6g}, {result['ci_high']:.6g}] "
                                 f"({100 * result['confidence']:g} % interval, "
@@ -97,6 +101,7 @@ def _format_simulated(result: dict) -> str:
                          f"{result['seed']}"),
         ("time", f"total {result['timings']['total_s']:.3f} s"),
     ])
+    return table + ("\n\n" + _format_classes(result, f"{100 * result['confidence']:g}% CI") if classes else "")
 
 
 def format_distribution(result: dict) -> str:
@@ -164,6 +169,35 @@ def format_simulation(result: dict) -> str:
         ("time", f"{result['seconds']:.3f} s"),
     ])
     return table + ("\n\n" + _format_classes(result, level) if classes else "")
+
+
+def _format_exact_classes(result: dict) -> str:
+    """The ``spn solve`` tables of an exact answer for several classes: totals, then per class and queue."""
+    solver, timings = result["solver"], result["timings"]
+    converged = "converged" if solver["converged"] else "NOT CONVERGED"
+    table = _rows([
+        ("model", result["model"]),
+        ("method", "exact (CTMC of the job-identity net)"),
+        ("classes", f"{len(result['classes'])}, {result['users']} users in all"),
+        ("containers (C)", f"{result['containers']}"),
+        ("all jobs: mean time", f"{result['mean_execution_time']:.6g} s"),
+        ("throughput", f"{result['throughput']:.6g} jobs/s"),
+        ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("tangible states", f"{result['tangible_states']:,}"),
+        ("solver", f"{solver['method']}, {solver['iterations']} iterations, "
+                   f"residual {solver['residual']:.3g}, {converged}"),
+        ("time", f"explore {timings['explore_s']:.3f} s, solve {timings['solve_s']:.3f} s, "
+                 f"total {timings['total_s']:.3f} s"),
+    ])
+    classes = [["class", "queue", "users", "think time (s)", "mean execution time (s)", "throughput (jobs/s)"]]
+    for name, c in result["classes"].items():
+        classes.append([name, c["queue"], f"{c['users']}", f"{c['think_time']:g}",
+                        f"{c['mean_execution_time']:.6g}", f"{c['throughput']:.6g}"])
+    queues = [["queue", "capacity", "max capacity", "policy", "utilisation (%)"]]
+    for name, q in result["queues"].items():
+        queues.append([name, f"{q['capacity']:g}", f"{q['max_capacity']:g}", q["policy"],
+                       f"{100 * q['utilization']:.4g}"])
+    return table + "\n\n" + "\n".join(_columns(classes) + [""] + _columns(queues))
 
 
 def _format_classes(result: dict, level: str) -> str:
@@ -236,4 +270,30 @@ def format_plan(result) -> str:
     lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
     lines += _columns(table, right_aligned=len(table[0]) - 1)
     lines.append(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
+    return "\n".join(lines)
+
+
+def format_queue_plan(result) -> str:
+    """``spn plan --vary queues.NAME.capacity=...``: the answer, evidence, every probe with every class's R_c.
+
+    ``result`` is a :class:`~spn.analysis.plan_queues.QueueSharePlan`; undecided probes are marked so,
+    never as met.
+    """
+    table = [["share", f"{result.queue} containers",
+              *(f"R {name} (s) [95% CI]" for name in result.probes[0].classes), "verdict", "replications", "s"]]
+    notes = []
+    for p in result.probes:
+        mark = "  <- answer" if result.answer is not None and abs(p.share - result.answer) < 1e-12 else ""
+        refined = f" (refined to {100 * p.rel_precision:.2g} %)" if p.refinements else ""
+        table.append([f"{p.share:.4g}", f"{p.containers}",
+                      *(_interval(e.value, e.ci_low, e.ci_high, 4) for e in p.classes.values()),
+                      p.verdict + mark, f"{p.replications:,}{refined}", f"{p.seconds:.1f}"])
+        notes += [f"share {p.share:.4g}: {note}" for note in p.notes]
+    lines = [result.summary()]
+    lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
+    lines += _columns(table)
+    lines += notes
+    lines.append(f"{len(result.probes)} of {len(result.grid)} shares k/{result.containers} simulated (cluster engine, "
+                 f"95 % intervals to {100 * result.rel_precision:g} %, refined to {100 * result.refine_to:g} % "
+                 f"when straddling; seed {result.seed} at every share) in {result.seconds:.1f} s")
     return "\n".join(lines)

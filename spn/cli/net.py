@@ -39,12 +39,10 @@ def register(commands) -> None:
 
 
 def _composed_net(args):
-    from spn.description.model import require_single_class
-    from spn.models.jobs import application_net
+    from spn.models.jobs import application_net, build_classes
 
     description = _args.description(args)
-    require_single_class(description, "the net (spn export, spn draw)")   # the net models one class of jobs
-    return application_net(description).net
+    return build_classes(description).net if description.classes else application_net(description).net
 
 
 def run_export(args) -> int:

@@ -29,8 +29,8 @@ import numpy as np
 from spn.exceptions import ImplausibleResultError, ModelError
 from spn.measures.net import expected_tokens, throughput
 
-__all__ = ["ImplausibleResultError", "JobMeasures", "check_distribution", "check_measures",
-           "job_measures"]
+__all__ = ["ClassesMeasures", "ImplausibleResultError", "JobMeasures", "check_distribution", "check_measures",
+           "classes_measures", "job_measures"]
 
 # how far rounding may take a sum of probabilities from 1, or a fraction outside [0, 1]
 _SLACK = 1e-9
@@ -116,3 +116,35 @@ def job_measures(ss, pi, *, users: int, think_time: float, end_activity: str, th
     if check:
         check_measures(measures, users=users)
     return measures
+
+
+@dataclass(frozen=True)
+class ClassesMeasures:
+    """Measures of several query classes sharing the containers through queues.
+
+    ``classes`` maps a class to its :class:`JobMeasures` (its own R and X; utilisation
+    is the cluster's), ``queue_utilization`` a queue to E[containers it holds] / C.
+    """
+
+    classes: dict
+    queue_utilization: dict
+    utilization: float
+
+
+def classes_measures(ss, pi, *, classes, queues, container_place: str, containers: int,
+                     check: bool = True) -> ClassesMeasures:
+    """:func:`job_measures` for every class of a job-identity net, and each queue's share of the containers.
+
+    ``classes``: objects with ``name``, ``users``, ``think_time``, ``think_place`` and
+    ``end_activity``; ``queues``: objects with ``name`` and ``running`` (the places whose
+    tokens are the queue's running tasks), as :class:`~spn.models.jobs.ClassesNet` has them.
+    """
+    per_class = {c.name: job_measures(ss, pi, users=c.users, think_time=c.think_time, end_activity=c.end_activity,
+                                      think_place=c.think_place, container_place=container_place,
+                                      containers=containers, check=check) for c in classes}
+    per_queue = {q.name: sum(expected_tokens(ss, pi, p) for p in q.running) / containers for q in queues}
+    busy = float(np.dot(pi, containers - ss.tokens(container_place))) / containers
+    if check and abs(sum(per_queue.values()) - busy) > 1e-6:
+        raise ImplausibleResultError(f"the queues hold {sum(per_queue.values()):.6g} of the containers "
+                                     f"on average, the cluster {busy:.6g}")
+    return ClassesMeasures(per_class, per_queue, busy)

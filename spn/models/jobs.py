@@ -32,6 +32,14 @@ Within a job, phases of higher priority get containers first and ties are equall
 likely, as in the cluster simulator (:mod:`spn.simulation.cluster`), which states the
 same model without a net and checks this one.
 
+A description with query classes and queues (docs/design.md §4.6) becomes one net too
+(:func:`build_classes`): every class has its own users (``<class>/PJ``), every queue its own
+slots, and a slot can hold a job of any class of its queue (``<queue>/job<k>/<class>/...``).
+A free container goes to the queue with the smallest used / guaranteed containers among
+those with a waiting task below their maximum (ties: the queue listed first), an input
+gate on each allocation; inside the queue, by the queue's ``fifo`` or ``fair``, as above.
+This is the model of :mod:`spn.simulation.queues`.
+
 >>> from spn.description import load_description
 >>> app = build_jobs(load_description("models/mapreduce.yaml"), policy="fifo")
 >>> app.end_activity, [p.name for p in app.net.places][:4]
@@ -41,10 +49,12 @@ same model without a net and checks this one.
 from __future__ import annotations
 
 import dataclasses
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from spn.description.model import POLICIES
+from spn.description.model import POLICIES, job_classes, queues_of
 from spn.exceptions import ModelError
 from spn.models import submodels
 from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, job_flow
@@ -52,14 +62,49 @@ from spn.net import InputGate, InstantActivity, Net, Place
 from spn.net.compose import compose
 from spn.net.erlang import expand_erlang
 
+#: how close two queues' used/guaranteed ratios must be to count as a tie (as the queue simulator)
+RATIO_TIE = 1e-12
+
+
+@dataclass(frozen=True)
+class ClassNet:
+    """What the measures need to know about one class of a job-identity net."""
+
+    name: str
+    users: int
+    think_time: float
+    think_place: str
+    end_activity: str
+
+
+@dataclass(frozen=True)
+class QueueNet:
+    """One queue of a job-identity net: ``running`` lists the places of its running tasks."""
+
+    name: str
+    running: tuple[str, ...]
+    limit: int
+
+
+@dataclass(frozen=True)
+class ClassesNet:
+    """A job-identity net of several query classes and queues."""
+
+    net: Net
+    classes: tuple[ClassNet, ...]
+    queues: tuple[QueueNet, ...]
+    containers: int
+    container_place: str = "PC"
+
+
 def slot_prefix(k: int) -> str:
-    """The prefix of the places and activities of the job in slot k (1: the oldest)."""
+    """The prefix of the places and activities of the job in slot k (1: the oldest) of a one-class net."""
     return f"job{k}/"
 
 
 def application_net(desc) -> ApplicationNet:
-    """The net of a description under its ``scheduler.policy``: the paper's net for ``gate``,
-    the job-identity net for ``fifo`` and ``fair``.
+    """The net of a one-class description under its ``scheduler.policy``: the paper's net for
+    ``gate``, the job-identity net for ``fifo`` and ``fair``.
 
     ``gate`` keeps the paper's model, token mixing included, so that its numbers stay
     comparable with the paper's and with Storm's; ``build_jobs(desc, policy="gate")`` is
@@ -71,7 +116,7 @@ def application_net(desc) -> ApplicationNet:
 
 
 def build_jobs(desc, *, policy: str | None = None) -> ApplicationNet:
-    """The job-identity net of a description under ``policy`` (default: the description's).
+    """The job-identity net of a one-class description under ``policy`` (default: the description's).
 
     The returned net is already Erlang-expanded (the slot moves need the stage places).
     """
@@ -81,116 +126,230 @@ def build_jobs(desc, *, policy: str | None = None) -> ApplicationNet:
     graph = dag_from_description(desc)
     check_graph(graph)
     users, containers = desc.workload.users, desc.cluster.containers
-    net, flow = _slots(graph, users=users, think_time=desc.workload.think_time, containers=containers,
-                       policy=policy, name=desc.name)
-    return ApplicationNet(net, "finish", flow.gate_phase, users, desc.workload.think_time, containers)
+    layout = _Layout(single=True)
+    net = _build(layout, [(desc.name, graph, users, desc.workload.think_time, "default")],
+                 [("default", 1.0, containers, policy)], containers, policy, desc.name)
+    gate_phase = job_flow(graph, control=0).gate_phase
+    return ApplicationNet(net, "finish", gate_phase, users, desc.workload.think_time, containers)
 
 
-def _slots(graph, *, users, think_time, containers, policy, name):
-    """Compose the N slots, add admission, job ends and the policy, expand, add the moves."""
-    ranks = {p: r for r, p in enumerate(sorted({float(graph.nodes[v].get("priority", 0)) for v in graph}))}
-    phase_rank = {v: ranks[float(graph.nodes[v].get("priority", 0))] for v in graph}
+def build_classes(desc) -> ClassesNet:
+    """The job-identity net of a description with query classes (and queues).
+
+    >>> from spn.description import load_description
+    >>> two = build_classes(load_description("models/two-queues.yaml"))
+    >>> [c.think_place for c in two.classes], [q.name for q in two.queues]
+    (['etl/PJ', 'dashboard/PJ'], ['etl', 'bi'])
+    """
+    classes, queues = job_classes(desc), queues_of(desc)
+    C = desc.cluster.containers
+    specs = []
+    for c in classes:
+        graph = dag_from_description(c)
+        check_graph(graph)
+        specs.append((c.name, graph, c.workload.users, c.workload.think_time, c.queue))
+    # the +1e-9 keeps 0.3 · 10 = 2.9999999999999996 at 3 containers, as the queue simulator does
+    queue_specs = [(q.name, q.capacity, math.floor(q.max_capacity * C + 1e-9), q.policy) for q in queues]
+    layout = _Layout(single=False)
+    net = _build(layout, specs, queue_specs, C, None, desc.name)
+    class_nets = tuple(ClassNet(name, users, Z, layout.think(name), layout.finish(name))
+                       for name, _, users, Z, _ in specs)
+    queue_nets = []
+    for qname, _, limit, _ in queue_specs:
+        running = tuple(f"{layout.job(qname, k, c)}{v}.PR" for k, c, graph in layout.slots_of(qname, specs)
+                        for v in graph.nodes)
+        queue_nets.append(QueueNet(qname, running, limit))
+    return ClassesNet(net, class_nets, tuple(queue_nets), C)
+
+
+class _Layout:
+    """The names of a job-identity net: short for one class, with queue and class otherwise."""
+
+    def __init__(self, single: bool):
+        self.single = single
+
+    def think(self, c):
+        return "PJ" if self.single else f"{c}/PJ"
+
+    def waiting(self, c):
+        return "PWJ" if self.single else f"{c}/PWJ"
+
+    def ended(self, c):
+        return "PD" if self.single else f"{c}/PD"
+
+    def finish(self, c):
+        return "finish" if self.single else f"{c}/finish"
+
+    def slot(self, q, k):       # what moves when the jobs behind a gap move up
+        return f"job{k}/" if self.single else f"{q}/job{k}/"
+
+    def job(self, q, k, c):     # the places of a class-c job in slot k
+        return self.slot(q, k) if self.single else f"{q}/job{k}/{c}/"
+
+    def marker(self, q, k, what):
+        return f"slot{k}.{what}" if self.single else f"{q}/slot{k}.{what}"
+
+    def per_class(self, q, k, what, c):
+        return f"slot{k}.{what}" if self.single else f"{q}/slot{k}.{what}.{c}"
+
+    @staticmethod
+    def slots_of(q, specs):
+        """(slot, class, graph) of queue q: one slot per user of the queue's classes."""
+        members = [(c, graph, users) for c, graph, users, _, queue in specs if queue == q]
+        n = sum(users for _, _, users in members)
+        return [(k, c, graph) for k in range(1, n + 1) for c, graph, _ in members]
+
+
+def _build(layout, specs, queues, containers, gate_policy, name):
+    """Compose the slots of every queue, add admission, job ends and the policies, expand, add the moves.
+
+    ``specs``: (class, phase graph, users, think time, queue); ``queues``: (name, capacity,
+    most containers, policy); ``gate_policy``: the one-class policy, None with classes.
+    """
+    ranks = sorted({float(g.nodes[v].get("priority", 0)) for _, g, _, _, _ in specs for v in g})
+    rank = {p: r for r, p in enumerate(ranks)}
     levels = len(ranks)
-    if policy == "fifo":        # older slots first, then the phase's priority
-        allocation = {k: {v: (users - k) * levels + r for v, r in phase_rank.items()} for k in range(1, users + 1)}
-        control = users * levels
-    else:
-        allocation = {k: phase_rank for k in range(1, users + 1)}
-        control = levels
-    gate = policy == "gate"
+    sizes = {q: sum(users for _, _, users, _, queue in specs if queue == q) for q, _, _, _ in queues}
+    policy_of = {q: policy for q, _, _, policy in queues}
+    control = max([sizes[q] * levels for q in sizes if policy_of[q] == "fifo"] + [levels])
+    gate = gate_policy == "gate"
 
-    parts = [submodels.think(users, think_time), submodels.pool(containers)]
-    shared = {"PJ": [("think", "thinking")], "PWJ": [("think", "waiting")],
-              "PC": [("pool", "containers")], "PEJ": []}
-    flows = {}
-    for k in range(1, users + 1):
-        flow = job_flow(graph, control=control, prefix=slot_prefix(k), gate=gate, gate_tokens=int(k == 1),
-                        allocation_priority=allocation[k])
-        flows[k] = flow
-        parts += flow.parts
-        shared["PC"] += flow.containers
-        shared["PEJ"] += flow.gate
-        shared[f"{slot_prefix(k)}submitted"] = [flow.entry]
-        shared[f"{slot_prefix(k)}done"] = [flow.done]
-        for merged, members in flow.shared.items():
-            shared[merged] = members
+    parts, shared = [], {"PC": [("pool", "containers")], "PEJ": []}
+    for c, _, users, Z, _ in specs:
+        parts.append(submodels.think(users, Z, name="think" if layout.single else f"{c}/think"))
+        shared[layout.think(c)] = [(parts[-1].name, "thinking")]
+        shared[layout.waiting(c)] = [(parts[-1].name, "waiting")]
+    parts.append(submodels.pool(containers))
+    roles = {}      # allocation or first-fork activity -> (queue, slot, class, phase or None)
+    for q, _, _, _ in queues:
+        for k, c, graph in layout.slots_of(q, specs):
+            prefix = layout.job(q, k, c)
+            allocation = {v: rank[float(graph.nodes[v].get("priority", 0))] for v in graph}
+            if policy_of[q] == "fifo":      # older slots first, then the phase's priority
+                allocation = {v: (sizes[q] - k) * levels + r for v, r in allocation.items()}
+            flow = job_flow(graph, control=control, prefix=prefix, gate=gate, gate_tokens=int(k == 1),
+                            allocation_priority=allocation)
+            parts += flow.parts
+            shared["PC"] += flow.containers
+            shared["PEJ"] += flow.gate
+            shared[f"{prefix}submitted"] = [flow.entry]
+            shared[f"{prefix}done"] = [flow.done]
+            shared.update(flow.shared)
+            roles[f"{prefix}start.IA0"] = (q, k, c, None)
+            roles.update({f"{prefix}{v}.IAGR": (q, k, c, v) for v in graph})
     if not gate:
         del shared["PEJ"]
     net = compose(parts, shared, name=name)
 
-    places = list(net.places) + [Place("PD")]
-    places += [Place(f"slot{k}.taken") for k in range(1, users + 1)]
-    places += [Place(f"slot{k}.gap") for k in range(1, users + 1)]
-    activities = [_with_policy(a, policy, graph, users) for a in net.activities]
-    for k in range(1, users + 1):
-        p = slot_prefix(k)
-        taken = {f"slot{k - 1}.taken": 1} if k > 1 else {}
-        activities.append(InstantActivity(
-            f"slot{k}.admit", inputs={"PWJ": 1, **taken}, inhibitors={f"slot{k}.taken": 1},
-            outputs={**taken, f"slot{k}.taken": 1, f"{p}submitted": 1}, priority=control))
-        activities.append(InstantActivity(
-            f"slot{k}.end", inputs={f"{p}done": 1, f"slot{k}.taken": 1}, outputs={"PD": 1, f"slot{k}.gap": 1},
-            priority=control))
-    activities.append(InstantActivity("finish", inputs={"PD": 1}, outputs={"PJ": 1}, priority=control))
+    places = list(net.places) + [Place(layout.ended(c)) for c, *_ in specs]
+    slots = {q: sizes[q] for q in sizes}
+    for what in ("taken", "gap"):
+        places += [Place(layout.marker(q, k, what)) for q in slots for k in range(1, slots[q] + 1)]
+    decorate = _Policies(layout, specs, queues, containers, gate_policy)
+    activities = [decorate(a, roles.get(a.name)) for a in net.activities]
+    for q in slots:
+        for k, c, _ in layout.slots_of(q, specs):
+            prefix, taken = layout.job(q, k, c), layout.marker(q, k, "taken")
+            older = {layout.marker(q, k - 1, "taken"): 1} if k > 1 else {}
+            activities.append(InstantActivity(
+                layout.per_class(q, k, "admit", c), inputs={layout.waiting(c): 1, **older},
+                inhibitors={taken: 1}, outputs={**older, taken: 1, f"{prefix}submitted": 1}, priority=control))
+            activities.append(InstantActivity(
+                layout.per_class(q, k, "end", c), inputs={f"{prefix}done": 1, taken: 1},
+                outputs={layout.ended(c): 1, layout.marker(q, k, "gap"): 1}, priority=control))
+    for c, *_ in specs:
+        activities.append(InstantActivity(layout.finish(c), inputs={layout.ended(c): 1},
+                                          outputs={layout.think(c): 1}, priority=control))
     expanded = expand_erlang(Net(places, activities, name=name))
-    moves = _moves(expanded, users, control)
+    moves = [m for q in slots for m in _moves(expanded, layout, q, slots[q], control)]
     return Net(expanded.places, list(expanded.activities) + moves, name=name, aggregates=expanded.aggregates,
-               activity_aliases=expanded.activity_aliases), flows[1]
+               activity_aliases=expanded.activity_aliases)
 
 
-def _with_policy(activity, policy, graph, users):
-    """An activity of the composed slots, with what the policy adds to it."""
-    if policy == "gate" and activity.name.endswith(".IA0") and "/start." in activity.name:
-        # jobs pass the gate in order of submission
-        k = _slot_of(activity.name)
-        if k > 1:
-            return dataclasses.replace(activity, inhibitors={**activity.inhibitors,
-                                                             f"{slot_prefix(k - 1)}submitted": 1})
-        return activity
-    if not activity.name.endswith(".IAGR"):
-        return activity
-    k = _slot_of(activity.name)
-    if policy == "gate":        # within a phase, the oldest job's task first
-        phase = activity.name[len(slot_prefix(k)):-len(".IAGR")]
-        older = {f"{slot_prefix(j)}{phase}.PW": 1 for j in range(1, k)}
-        return dataclasses.replace(activity, inhibitors={**activity.inhibitors, **older})
-    if policy == "fair":
-        return dataclasses.replace(activity, input_gates=activity.input_gates + (
-            InputGate(_fewest_running(k, list(graph.nodes), users), name=f"job{k} runs fewest tasks"),))
-    return activity
+class _Policies:
+    """Adds to an allocation or first fork what the scheduling rules need (arcs or input gates)."""
+
+    def __init__(self, layout, specs, queues, containers, gate_policy):
+        self.layout, self.gate_policy = layout, gate_policy
+        self.slots = {q: layout.slots_of(q, specs) for q, _, _, _ in queues}
+        self.queues = queues
+        self.policy_of = {q: policy for q, _, _, policy in queues}
+        self.containers = containers
+
+    def __call__(self, activity, role):
+        if role is None:
+            return activity
+        q, k, c, phase = role
+        layout = self.layout
+        if phase is None:       # a first fork: under the gate, jobs pass it in order of submission
+            if self.gate_policy == "gate" and k > 1:
+                return dataclasses.replace(activity, inhibitors={
+                    **activity.inhibitors, f"{layout.job(q, k - 1, c)}submitted": 1})
+            return activity
+        if self.gate_policy == "gate":      # within a phase, the oldest job's task first
+            older = {f"{layout.job(q, j, c)}{phase}.PW": 1 for j in range(1, k)}
+            return dataclasses.replace(activity, inhibitors={**activity.inhibitors, **older})
+        gates = []
+        if len(self.queues) > 1:
+            gates.append(InputGate(self._chosen_queue(q), name=f"queue {q} is furthest below its share"))
+        if self.policy_of[q] == "fair":
+            gates.append(InputGate(self._fewest_running(q, k), name=f"{layout.slot(q, k)} runs fewest tasks"))
+        if not gates:
+            return activity
+        return dataclasses.replace(activity, input_gates=activity.input_gates + tuple(gates))
+
+    def _tasks(self, m, q, place):
+        """Per slot of queue q (rows), the tokens of ``place`` (PW or PR) summed over its classes' phases."""
+        n = max(k for k, _, _ in self.slots[q])
+        total = [0] * n
+        for k, c, graph in self.slots[q]:
+            for v in graph.nodes:
+                total[k - 1] = total[k - 1] + m[f"{self.layout.job(q, k, c)}{v}.{place}"]
+        return np.stack([np.broadcast_to(np.asarray(t, dtype=np.int64), (len(m),)) for t in total])
+
+    def _fewest_running(self, q, k):
+        """Predicate: slot k holds the job of queue q with a waiting task that runs the fewest tasks, oldest first."""
+        def predicate(m):
+            waiting, running = self._tasks(m, q, "PW"), self._tasks(m, q, "PR")
+            key = np.where(waiting > 0, running, np.iinfo(np.int64).max)
+            return np.argmin(key, axis=0) == k - 1        # argmin takes the first (oldest) of equal keys
+        return predicate
+
+    def _chosen_queue(self, q):
+        """Predicate: queue q gets the next free container (capacity scheduler, no preemption)."""
+        index = [name for name, *_ in self.queues].index(q)
+
+        def predicate(m):
+            keys = []
+            for name, capacity, limit, _ in self.queues:
+                waiting = self._tasks(m, name, "PW").sum(axis=0)
+                used = self._tasks(m, name, "PR").sum(axis=0)
+                eligible = (waiting > 0) & (used < limit)
+                keys.append(np.where(eligible, used / (capacity * self.containers), np.inf))
+            keys = np.stack(keys)
+            best = keys.min(axis=0)
+            first = np.argmax(keys <= best + RATIO_TIE, axis=0)   # ties: the queue listed first
+            return (first == index) & np.isfinite(best)
+        return predicate
 
 
-def _slot_of(activity_name: str) -> int:
-    return int(activity_name[len("job"):activity_name.index("/")])
-
-
-def _fewest_running(k, phases, users):
-    """Predicate: slot k is the job with a waiting task that runs the fewest tasks, oldest first."""
-    def predicate(m):
-        running = np.stack([sum(m[f"{slot_prefix(j)}{v}.PR"] for v in phases) for j in range(1, users + 1)])
-        waiting = np.stack([sum(m[f"{slot_prefix(j)}{v}.PW"] for v in phases) for j in range(1, users + 1)])
-        key = np.where(waiting > 0, running.astype(np.int64), np.iinfo(np.int64).max)
-        return np.argmin(key, axis=0) == k - 1        # argmin takes the first (oldest) of equal keys
-    return predicate
-
-
-def _moves(net, users, control):
-    """The activities that move the jobs behind a gap up one slot (after Erlang expansion)."""
+def _moves(net, layout, q, slots, control):
+    """The activities that move the jobs of queue q behind a gap up one slot (after Erlang expansion)."""
     moves = []
-    for k in range(1, users + 1):
-        gap, here, behind = f"slot{k}.gap", slot_prefix(k), slot_prefix(k + 1)
-        if k == users:
-            moves.append(InstantActivity(f"shift{k}.close", inputs={gap: 1}, priority=control + 1))
+    for k in range(1, slots + 1):
+        gap, here, behind = layout.marker(q, k, "gap"), layout.slot(q, k), layout.slot(q, k + 1)
+        name = layout.marker(q, k, "").replace("slot", "shift")      # shift<k>. or <queue>/shift<k>.
+        if k == slots:
+            moves.append(InstantActivity(f"{name}close", inputs={gap: 1}, priority=control + 1))
             continue
         source = [p.name for p in net.places if p.name.startswith(behind)]
         for i, place in enumerate(source):
-            target = here + place[len(behind):]
-            moves.append(InstantActivity(f"shift{k}.{place[len(behind):]}", inputs={gap: 1, place: 1},
-                                         outputs={gap: 1, target: 1}, priority=control + 2 + i))
+            moves.append(InstantActivity(f"{name}{place[len(behind):]}", inputs={gap: 1, place: 1},
+                                         outputs={gap: 1, here + place[len(behind):]: 1},
+                                         priority=control + 2 + i))
+        after = layout.marker(q, k + 1, "taken")
         moves.append(InstantActivity(
-            f"shift{k}.next", inputs={gap: 1, f"slot{k + 1}.taken": 1},
-            inhibitors={place: 1 for place in source}, outputs={f"slot{k}.taken": 1, f"slot{k + 1}.gap": 1},
-            priority=control + 1))
-        moves.append(InstantActivity(f"shift{k}.close", inputs={gap: 1}, inhibitors={f"slot{k + 1}.taken": 1},
-                                     priority=control + 1))
+            f"{name}next", inputs={gap: 1, after: 1}, inhibitors={place: 1 for place in source},
+            outputs={layout.marker(q, k, "taken"): 1, layout.marker(q, k + 1, "gap"): 1}, priority=control + 1))
+        moves.append(InstantActivity(f"{name}close", inputs={gap: 1}, inhibitors={after: 1}, priority=control + 1))
     return moves
