@@ -43,7 +43,7 @@ from spn.exceptions import ConvergenceError, ModelError, SpnError
 
 __all__ = [
     "Evaluation", "evaluate", "solve_with_distribution", "Target", "parse_target", "parse_vary",
-    "vary_values", "parse_percentiles", "PlanResult", "find_boundary", "plan", "model_data",
+    "vary_values", "parse_percentiles", "PlanResult", "find_boundary", "plan", "solve_point", "model_data",
     "MAX_POINTS", "MAX_PROBES", "MAX_VALUE",
 ]
 
@@ -62,9 +62,8 @@ MAX_PERCENTILES = 100
 class Evaluation:
     """A solved configuration: the report of ``spn solve`` and, when asked, the execution-time distribution.
 
-    ``percentiles`` maps q (e.g. 95.0) to seconds; ``deadline_probability`` is
-    P(R <= ``deadline``); ``distribution`` is the
-    :class:`~spn.solvers.passage.PassageTimeResult` (None when not asked for).
+    ``percentiles`` maps q (e.g. 95.0) to seconds; ``deadline_probability`` is P(R <= ``deadline``);
+    ``distribution`` is the :class:`~spn.solvers.passage.PassageTimeResult` (None when not asked for).
     """
 
     report: object
@@ -178,16 +177,23 @@ def parse_percentiles(text: str) -> tuple[float, ...]:
 
 
 # --------------------------------------------------------------------------- targets and ranges
-_TARGET = re.compile(r"^\s*(mean|p(\d+(?:\.\d+)?))\s*(<=|<)\s*([0-9.]+(?:[eE][-+]?\d+)?)\s*s?\s*$")
+# [CLASS.]METRIC<=S: the class is everything before the last dot that precedes the metric
+_TARGET = re.compile(r"^\s*(?:(.+?)\.)?(mean_execution_time|mean|p(\d+(?:\.\d+)?))\s*(<=|<)\s*"
+                     r"([0-9.]+(?:[eE][-+]?\d+)?)\s*s?\s*$")
 
 
 @dataclass(frozen=True)
 class Target:
-    """``mean<=120`` or ``p95<=150``: a metric (seconds), a comparison and a bound."""
+    """``mean<=120`` or ``p95<=150``: a metric (seconds), a comparison and a bound.
+
+    ``query_class`` names the class whose metric it is (``dashboard.mean<=30``) in a
+    description with query classes (docs/design.md §4.6); None: the model's one class.
+    """
 
     metric: str
     op: str
     bound: float
+    query_class: str | None = None
 
     @property
     def percentile(self) -> float | None:
@@ -197,31 +203,42 @@ class Target:
         return value <= self.bound if self.op == "<=" else value < self.bound
 
     def __str__(self) -> str:
-        return f"{self.metric}{self.op}{self.bound:g}"
+        prefix = "" if self.query_class is None else f"{self.query_class}."
+        return f"{prefix}{self.metric}{self.op}{self.bound:g}"
 
 
 def parse_target(text: str) -> Target:
-    """Parse ``mean<=120``, ``p95<=150``, ``p99.9<200``.
+    """Parse ``mean<=120``, ``p95<=150``, ``p99.9<200``, and with a class ``dashboard.mean_execution_time<=30``.
+
+    ``mean_execution_time`` is another name for ``mean``.
 
     >>> parse_target("p95 <= 150")
-    Target(metric='p95', op='<=', bound=150.0)
+    Target(metric='p95', op='<=', bound=150.0, query_class=None)
+    >>> str(parse_target("dashboard.mean_execution_time<=30"))
+    'dashboard.mean<=30'
     """
     match = _TARGET.match(str(text))
     if not match:
-        raise ModelError(f"target: expected METRIC<=SECONDS with METRIC mean or pQ (e.g. mean<=120, "
-                         f"p95<=150), got {text!r}")
+        raise ModelError(f"target: expected [CLASS.]METRIC<=SECONDS with METRIC mean (or mean_execution_time) "
+                         f"or pQ (e.g. mean<=120, p95<=150, dashboard.mean<=30), got {text!r}")
+    query_class, metric, q, op, number = match.groups()
     try:
-        bound = float(match.group(4))
+        bound = float(number)
     except ValueError:      # the pattern lets "1.2.3" through
-        raise ModelError(f"target: the bound must be a number of seconds, got {match.group(4)!r}") from None
-    metric, q, op = match.group(1), match.group(2), match.group(3)
+        raise ModelError(f"target: the bound must be a number of seconds, got {number!r}") from None
+    if metric == "mean_execution_time":
+        metric = "mean"
     if q is not None:
         if not 0 < float(q) < 100:
             raise ModelError(f"target: percentile {q} is not in (0, 100)")
         metric = f"p{float(q):g}"
     if not math.isfinite(bound) or bound <= 0:
-        raise ModelError(f"target: the bound must be a positive number of seconds, got {match.group(4)}")
-    return Target(metric, op, bound)
+        raise ModelError(f"target: the bound must be a positive number of seconds, got {number}")
+    if query_class is not None:
+        query_class = query_class.strip()
+        if not query_class:
+            raise ModelError(f"target: the class name before {metric} is empty in {text!r}")
+    return Target(metric, op, bound, query_class)
 
 
 def parse_vary(text: str) -> tuple[str, list[int]]:
@@ -294,10 +311,13 @@ def model_data(model, sets: Sequence[str] = ()) -> dict:
 # --------------------------------------------------------------------------- the search
 @dataclass(frozen=True)
 class PlanPoint:
+    """A solved value: metrics (an estimated mean adds ``mean_ci_low``/``_high``), met, how (:func:`solve_point`)."""
+
     value: int
     metrics: dict
     met: bool
     seconds: float = 0.0
+    method: str = "exact"
 
 
 @dataclass(frozen=True)
@@ -349,7 +369,9 @@ class PlanResult:
         else:
             text += ("; NOT monotone on the solved values, so a "
                      f"{'larger' if self.largest else 'smaller'} value may also meet it (use --exhaustive)")
-        return text + "."
+        estimated = sum(1 for p in self.points if p.method != "exact")
+        return text + (f". {estimated} value(s) had too large a chain and were estimated (simulation or job-alone "
+                       f"bounds): one meets a target only if its whole interval does." if estimated else ".")
 
     def as_dict(self) -> dict:
         return {
@@ -357,7 +379,8 @@ class PlanResult:
             "targets": [str(t) for t in self.targets], "want": "largest" if self.largest else "smallest",
             "answer": self.answer, "neighbour": self.neighbour, "method": self.method,
             "monotone": self.monotone, "evidence": list(self.evidence),
-            "points": [{"value": p.value, **p.metrics, "met": p.met, "seconds": p.seconds} for p in self.points],
+            "points": [{"value": p.value, **p.metrics, "met": p.met, "method": p.method, "seconds": p.seconds}
+                       for p in self.points],
             "summary": self.summary(), "seconds": self.seconds,
         }
 
@@ -398,9 +421,9 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
         v = values[index(pos)]
         if v not in cache:
             t0 = time.perf_counter()
-            metrics = solve(v)
-            cache[v] = PlanPoint(v, dict(metrics), all(t.met(metrics[t.metric]) for t in targets),
-                                 time.perf_counter() - t0)
+            metrics = dict(solve(v))
+            how = metrics.pop("method", "exact")
+            cache[v] = PlanPoint(v, metrics, _meets(metrics, targets), time.perf_counter() - t0, how)
             if on_point is not None:
                 on_point(cache[v])
         return cache[v]
@@ -442,6 +465,18 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
                       tuple(evidence), method, time.perf_counter() - started)
 
 
+def _meets(metrics: dict, targets) -> bool:
+    """Every target met; an estimated metric (with ``METRIC_ci_high``) only if its whole interval is."""
+    return all(t.met(metrics.get(f"{t.metric}_ci_high", metrics[t.metric])) for t in targets)
+
+
+def _overlap(a: dict, b: dict, metric: str) -> bool:
+    """Two estimated values whose intervals overlap: their difference is noise, not a trend."""
+    (a_low, a_high), (b_low, b_high) = ((m.get(f"{metric}_ci_low", m[metric]), m.get(f"{metric}_ci_high", m[metric]))
+                                        for m in (a, b))
+    return f"{metric}_ci_high" in (a | b) and a_low <= b_high and b_low <= a_high
+
+
 def _monotonicity_evidence(points, targets, largest) -> list[str]:
     """Where the solved points contradict monotone metrics or a single switch of 'met'."""
     evidence = []
@@ -452,7 +487,8 @@ def _monotonicity_evidence(points, targets, largest) -> list[str]:
         for a in range(len(ys) - 1):
             scale = max(abs(ys[a]), abs(ys[a + 1]), 1e-300)
             d = ys[a + 1] - ys[a]
-            steps.append(0 if abs(d) <= 1e-9 * scale else (1 if d > 0 else -1))
+            flat = abs(d) <= 1e-9 * scale or _overlap(points[a].metrics, points[a + 1].metrics, metric)
+            steps.append(0 if flat else (1 if d > 0 else -1))
         signs = {s for s in steps if s}
         if len(signs) > 1:
             for a in range(len(steps) - 1):
@@ -471,10 +507,37 @@ def _monotonicity_evidence(points, targets, largest) -> list[str]:
     return evidence
 
 
+def solve_point(desc, targets, *, percentiles=(), method: str = "auto", rtol: float = RTOL,
+                max_states: int = MAX_STATES, fallback: bool = True, seed=None, rel_precision=None,
+                max_seconds=None) -> dict:
+    """The targets' metrics at one configuration (``{"mean": s, ...}``) and the ``method`` that gave them.
+
+    Exact where the chain fits; with ``fallback`` (``method="auto"``, no percentile target) a chain
+    past ``max_states`` is answered as ``spn solve`` answers it (docs/design.md §5.6), its interval
+    (simulation) or bounds (job-alone) returned as ``mean_ci_low``/``mean_ci_high``.
+    """
+    from spn.analysis.solve import solve_description
+
+    if not (fallback and method == "auto" and not percentiles):
+        ev = evaluate(desc, percentiles=percentiles, method=method, rtol=rtol, max_states=max_states)
+        return {t.metric: ev.metric(t.metric) for t in targets}
+    options = {k: v for k, v in (("rel_precision", rel_precision), ("max_seconds", max_seconds)) if v is not None}
+    out = solve_description(desc, rtol=rtol, max_states=max_states, fallback=True, seed=seed, **options).as_dict()
+    mean = {"mean": out["mean_execution_time"], "method": out["method"]}
+    if out["method"] == "simulation":
+        mean.update(mean_ci_low=out["ci_low"], mean_ci_high=out["ci_high"])
+    elif out["method"] == "job-alone":
+        mean.update(mean_ci_low=out["low"], mean_ci_high=out["high"])
+    return mean
+
+
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
          largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
-         rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False) -> PlanResult:
+         rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False, fallback: bool = True,
+         seed=1, rel_precision: float | None = None, max_seconds: float | None = None) -> PlanResult:
     """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file.
+
+    Each value is solved by :func:`solve_point` (``seed``, ``rel_precision``, ``max_seconds``: its simulations).
 
     >>> r = plan("models/mapreduce.yaml", "cluster.containers=1..16", ["mean<=14"])  # doctest: +SKIP
     >>> r.answer, r.neighbour                                                         # doctest: +SKIP
@@ -490,10 +553,14 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
     data = model_data(model, sets)
 
-    def describe(v):
-        desc = parse_description(data, [f"{path}={v}"], source=str(model))
-        require_single_class(desc, "spn plan")
+    def describe(v=None):
+        desc = parse_description(data, [] if v is None else [f"{path}={v}"], source=str(model))
+        require_single_class(desc, "spn plan --vary " + path,
+                             instead="spn plan --vary queues.NAME.capacity=LO..HI --target CLASS.mean<=S")
         return desc
+
+    if data.get("classes"):
+        describe()          # a model with query classes is refused here once, not at every value
 
     # report bad values before solving anything: every value of a list, the two ends of a range
     # (a range is never listed; a bad value inside it stops the search when it is reached)
@@ -501,27 +568,32 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     problems = []
     for v in checked:
         try:
-            describe(v)
+            name = describe(v).name
         except ModelError as error:
             problems.append(f"{path}={v}: {error}")
     if problems:
         raise ModelError(problems[:5] + ([f"... and {len(problems) - 5} more"] if len(problems) > 5 else []))
+    strangers = [str(t) for t in targets if t.query_class not in (None, name)]
+    if strangers:
+        raise ModelError(f"target: {', '.join(strangers)} names a class, but model {name} has one class, "
+                         f"{name!r} (leave the prefix out)")
 
     def solve(v):
         try:
-            ev = evaluate(describe(v), percentiles=percentiles, method=method, rtol=rtol, max_states=max_states)
+            return solve_point(describe(v), targets, percentiles=percentiles, method=method, rtol=rtol,
+                               max_states=max_states, fallback=fallback, seed=seed, rel_precision=rel_precision,
+                               max_seconds=max_seconds)
         except ConvergenceError:
             raise
         except SpnError as error:
             located = type(error)(f"at {path}={v}: {error}")
             located.option = error.option
             raise located from None
-        return {t.metric: ev.metric(t.metric) for t in targets}
 
     def show(point):
         if progress:
             metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items())
-            print(f"plan: {path}={point.value}: {metrics} -> {'met' if point.met else 'missed'} "
+            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {'met' if point.met else 'missed'} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
     return find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,

@@ -7,7 +7,7 @@ import sys
 
 from spn.analysis.plan import MAX_PROBES
 from spn.cli import _args
-from spn.cli.format import format_plan
+from spn.cli.format import format_plan, format_queue_plan
 from spn.exceptions import SpnError
 
 #: worker processes of an embedded Dask cluster: more than a few per CPU only adds memory
@@ -17,23 +17,44 @@ MAX_WORKERS = max(4, 4 * (os.cpu_count() or 1))
 def register(commands) -> None:
     plan = commands.add_parser(
         "plan",
-        help="smallest value of a parameter that meets an execution-time target",
+        help="smallest value of a parameter (or share of a queue) that meets an execution-time target",
         description="Find the smallest value of one parameter (e.g. cluster.containers) whose solution meets "
         "every target (mean<=S, pQ<=S), by bisection; the metric is checked for monotonicity along every value "
-        "solved, and evidence against it is reported.",
+        "solved, and evidence against it is reported. Each value is solved exactly where its chain fits "
+        "--max-states, otherwise as spn solve would (job-alone bounds or a simulation; such a value meets a target "
+        "only if its whole interval does). With query classes, --vary queues.NAME.capacity=LO..HI finds the "
+        "smallest share of queue NAME meeting CLASS.mean<=S targets: each share k/C is simulated (cluster "
+        "engine, the same --seed at every share), the other queue gets 1 - share (several others keep their "
+        "proportions), a max_capacity below a probe's capacity is raised to it (the output says so), and a "
+        "share whose 95 % interval straddles the bound is refined, then reported as undecided.",
     )
     _args.add_model(plan)
     plan.add_argument("--vary", required=True, metavar="PATH=LO..HI",
-                      help="the parameter and its integer range (or a list V1,V2,...), e.g. cluster.containers=1..400")
+                      help="the parameter and its integer range (or a list V1,V2,...), e.g. cluster.containers=1..400; "
+                           "or a queue's share, queues.NAME.capacity=LO..HI with 0 < LO <= HI < 1")
     plan.add_argument("--target", required=True, action="append", metavar="TARGET",
-                      help="mean<=SECONDS or pQ<=SECONDS, e.g. 'mean<=120', 'p95<=150' (repeatable: all must hold)")
+                      help="[CLASS.]mean<=SECONDS or pQ<=SECONDS, e.g. 'mean<=120', 'p95<=150', "
+                           "'dashboard.mean_execution_time<=30' (repeatable: all must hold)")
     _args.add_set(plan)
     plan.add_argument("--largest", action="store_true",
                       help="the largest value meeting the targets instead (e.g. how many users fit)")
     plan.add_argument("--probes", type=_args.bounded_int(0, MAX_PROBES), default=3, metavar="K",
                       help="interior values solved before bisecting, to check monotonicity (default: 3)")
     plan.add_argument("--exhaustive", action="store_true", help="solve every value of the range (no bisection)")
-    _args.add_solver_options(plan, tol_help="solver tolerance")
+    _args.add_solver_options(plan, tol_help="solver tolerance",
+                             max_states_help="past N tangible states a value is estimated as spn solve would "
+                                             "(default: %(default)s)")
+    plan.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
+                      help="relative half-width of the 95 %% intervals when simulating (default: 0.01 for a "
+                           "queue share, spn solve's 0.005 otherwise)")
+    plan.add_argument("--refine-to", type=_args.positive_float, default=None, metavar="E",
+                      help="queue share: a share whose interval straddles a bound is refined down to this "
+                           "precision before it is called undecided (default: --rel-precision / 4)")
+    plan.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                      help="seconds one simulation may take (default: 60); its interval is used either way")
+    plan.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
+                      help="random seed of every simulation (default: 1, so that a plan repeats; the same seed "
+                           "at every value: common random numbers)")
     plan.set_defaults(run=run_plan)
 
     sweep = commands.add_parser(
@@ -69,17 +90,47 @@ def register(commands) -> None:
 
 
 def run_plan(args) -> int:
-    """``spn plan``: bisection over one parameter."""
+    """``spn plan``: bisection over one parameter, or over a queue's share (:func:`_plan_queue_share`)."""
     from spn.analysis.plan import parse_target, plan, vary_values
+    from spn.analysis.plan_queues import is_queue_share
 
-    _args.parse_option("--vary", vary_values, args.vary)
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
+    if is_queue_share(args.vary):
+        return _plan_queue_share(args, targets)
+    _args.parse_option("--vary", vary_values, args.vary)
+    simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
     result = plan(args.model, args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
-                  exhaustive=args.exhaustive, **_args.solver_options(args))
+                  exhaustive=args.exhaustive, **_args.solver_options(args), **simulation)
     if args.json:
         _args.print_json(result.as_dict())
     else:
         print(format_plan(result))
+    return 0
+
+
+def _plan_queue_share(args, targets) -> int:
+    """``spn plan --vary queues.NAME.capacity=LO..HI``: the smallest share, each probe simulated."""
+    from spn.analysis.plan_queues import (
+        REL_PRECISION,
+        parse_share_vary,
+        plan_queue_share,
+    )
+
+    _args.parse_option("--vary", parse_share_vary, args.vary)
+    for flag, given in (("--largest", args.largest), ("--exhaustive", args.exhaustive)):
+        if given:
+            raise SpnError(f"{flag}: a queue-share plan takes the direction from the targets' classes (smallest "
+                           f"share for a class of the queue, largest for the others) and always bisects")
+    precision = args.rel_precision or REL_PRECISION
+    if args.refine_to is not None and args.refine_to > precision:
+        raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {precision:g}")
+    result = plan_queue_share(
+        args.model, args.vary, targets, sets=args.set, seed=args.seed, rel_precision=precision,
+        refine_to=args.refine_to, max_seconds=args.max_seconds or 60.0, progress=_args.progress(args))
+    if args.json:
+        _args.print_json(result.as_dict())
+    else:
+        print(format_queue_plan(result))
     return 0
 
 
