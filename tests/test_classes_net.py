@@ -12,6 +12,7 @@ Specification:
 - ``spn solve`` answers a model with classes: exactly with a table per class and queue
   (and in ``--json``), and by the queue simulator past the state limit, saying why.
 - ``spn export`` writes the net of several classes.
+- ``spn compare`` sets every class's and queue's exact value beside the queue simulator's interval.
 """
 
 import json
@@ -27,7 +28,7 @@ from test_classes_queues import R_LARGE_SHARE, R_SMALL_SHARE, two_classes  # noq
 from spn.analysis.solve import solve_description  # noqa: E402
 from spn.cli import main  # noqa: E402
 from spn.description import parse_description  # noqa: E402
-from spn.simulation import simulate_description  # noqa: E402
+from spn.simulation import compare_description, simulate_description  # noqa: E402
 
 ONE_TASK = dict(a=dict(think_time=1, tasks=1, mean=1.0), b=dict(think_time=2, tasks=1, mean=0.5))
 TWO_TASKS = dict(a=dict(think_time=1, tasks=2, mean=1.0), b=dict(think_time=1, tasks=2, mean=1.0))
@@ -114,3 +115,15 @@ def test_spn_solve_prints_a_table_per_class_and_queue(capsys, tmp_path):
     # the queue choice is an input gate (code), which PNML cannot carry: said in one line
     assert main(["export", str(path), "--format", "pnml"]) == 2
     assert "has gates, which are code" in capsys.readouterr().err
+
+
+def test_spn_compare_checks_every_class_and_queue_against_the_queue_simulator():
+    comparison = compare_description(mixed(), seed=3, rel_precision=0.01)
+    assert list(comparison.simulations) == ["cluster"]
+    assert "classes.etl.mean_execution_time" in comparison.measures
+    assert "queues.bi.utilization" in comparison.measures
+    assert comparison.flags == []
+    result = comparison.as_dict()
+    row = result["measures"]["classes.bi.mean_execution_time"]
+    assert row["analytic"] == pytest.approx(solve_description(mixed()).measures.classes["bi"].mean_execution_time)
+    assert row["cluster"]["contains_analytic"] is True

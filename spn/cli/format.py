@@ -236,8 +236,15 @@ def format_comparison(result: dict) -> str:
     engines = list(result["simulations"])
     level = next(iter(result["simulations"].values()))["confidence"] if engines else 0.95
     table = [["measure", "analytic"] + [f"{e} simulation ({100 * level:g}% CI)" for e in engines]]
+    def label(measure):     # "classes.etl.throughput" -> "class etl: throughput (jobs/s)"
+        if measure in labels:
+            return labels[measure]
+        kind, rest = measure.split(".", 1)
+        name, what = rest.rsplit(".", 1)
+        return f"{kind[:-2] if kind == 'classes' else kind[:-1]} {name}: {labels[what]}"
+
     for measure, row in result["measures"].items():
-        line = [labels[measure], "n/a" if row["analytic"] is None else f"{row['analytic']:.6g}"]
+        line = [label(measure), "n/a" if row["analytic"] is None else f"{row['analytic']:.6g}"]
         for e in engines:
             cell = row[e]
             mark = " *" if cell["contains_analytic"] is False else ""

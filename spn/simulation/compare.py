@@ -3,7 +3,9 @@
 The analytic column comes from :func:`spn.analysis.solve.solve_description` when every
 phase's law is Erlang or exponential (and the state space fits ``max_states``);
 each simulator gives a confidence interval. A *flag* is raised for every analytic
-value outside a simulator's interval.
+value outside a simulator's interval. With query classes the queue simulator is the one
+simulator, and every class's R and X and every queue's utilisation are compared too
+(``classes.<class>.mean_execution_time``, ``queues.<queue>.utilization``).
 
 A comparison is a check, not a measurement, so it is bounded by default: the
 analytic part stops past :data:`COMPARE_MAX_STATES` tangible states (or when the
@@ -26,7 +28,6 @@ from dataclasses import dataclass, field
 
 import time
 
-from spn.description.model import require_single_class
 from spn.exceptions import StateSpaceLimitError
 from spn.simulation.distributions import SimulationTimeout
 from spn.simulation.runner import seed_sequence, simulate_description
@@ -47,6 +48,7 @@ class Comparison:
     analytic_note: str | None
     simulations: dict = field(default_factory=dict)
     seed: int | None = None
+    measures: tuple = MEASURES
 
     @property
     def flags(self) -> list[str]:
@@ -55,8 +57,8 @@ class Comparison:
         if self.analytic is None:
             return out
         for engine, report in self.simulations.items():
-            for measure in MEASURES:
-                est = getattr(report, measure)
+            for measure in self.measures:
+                est = estimate(report, measure)
                 value = self.analytic[measure]
                 if not est.contains(value):
                     out.append(
@@ -68,10 +70,10 @@ class Comparison:
     def as_dict(self) -> dict:
         """The JSON object of ``spn compare --json``."""
         measures = {}
-        for measure in MEASURES:
+        for measure in self.measures:
             row = {"analytic": None if self.analytic is None else self.analytic[measure]}
             for engine, report in self.simulations.items():
-                est = getattr(report, measure)
+                est = estimate(report, measure)
                 row[engine] = {"value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high,
                                "contains_analytic": None if self.analytic is None
                                else est.contains(self.analytic[measure])}
@@ -85,6 +87,41 @@ class Comparison:
             "flags": self.flags,
             "seed": self.seed,
         }
+
+
+def estimate(report, measure: str):
+    """A simulator's estimate of ``measure``: a total (``throughput``), a class's
+    (``classes.etl.throughput``) or a queue's (``queues.bi.utilization``)."""
+    if measure in MEASURES:
+        return getattr(report, measure)
+    kind, rest = measure.split(".", 1)
+    name, what = rest.rsplit(".", 1)
+    return getattr(report, kind)[name][what]
+
+
+def _analytic(solved, desc) -> tuple[dict, tuple]:
+    """The analytic values of a solve report, and the measures compared."""
+    if not desc.classes:
+        return {measure: getattr(solved.measures, measure) for measure in MEASURES}, MEASURES
+    result = solved.as_dict()
+    values = {measure: result[measure] for measure in MEASURES}
+    for name, c in result["classes"].items():
+        values[f"classes.{name}.mean_execution_time"] = c["mean_execution_time"]
+        values[f"classes.{name}.throughput"] = c["throughput"]
+    for name, q in result["queues"].items():
+        values[f"queues.{name}.utilization"] = q["utilization"]
+    return values, tuple(values)
+
+
+def _measures_of(desc) -> tuple:
+    """The measures compared for ``desc`` (every class and queue too, with classes)."""
+    if not desc.classes:
+        return MEASURES
+    from spn.description.model import job_classes, queues_of
+
+    return MEASURES + tuple(f"classes.{c.name}.{m}" for c in job_classes(desc)
+                            for m in ("mean_execution_time", "throughput")) \
+        + tuple(f"queues.{q.name}.utilization" for q in queues_of(desc))
 
 
 def compare_description(desc, *, engines=None, seed=None, replications: int = 10,
@@ -104,12 +141,14 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
 
     from spn.description.model import NET_POLICIES
 
-    require_single_class(desc, "spn compare")
+    from spn.description.model import job_classes
+
     started = time.perf_counter()
     if engines is None:
-        engines = ("net", "cluster") if desc.scheduler.policy in NET_POLICIES else ("cluster",)
+        net_models_it = desc.scheduler.policy in NET_POLICIES and not desc.classes
+        engines = ("net", "cluster") if net_models_it else ("cluster",)
     analytic, note = None, None
-    laws = sorted({p.distribution for p in desc.phases} - set(ANALYTIC_DISTRIBUTIONS))
+    laws = sorted({p.distribution for c in job_classes(desc) for p in c.phases} - set(ANALYTIC_DISTRIBUTIONS))
     if laws:
         note = f"no exact CTMC for task-time laws {', '.join(laws)}"
     else:
@@ -121,7 +160,7 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
         except MemoryError:
             note = f"state space too large: it does not fit in memory (below max_states {max_states:,})"
         else:
-            analytic = {measure: getattr(solved.measures, measure) for measure in MEASURES}
+            analytic, _ = _analytic(solved, desc)
             analytic["tangible_states"] = solved.tangible_states
             analytic["converged"] = bool(solved.solver.converged)
             if not solved.solver.converged:
@@ -143,4 +182,4 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
         except SimulationTimeout as error:
             raise SimulationTimeout(f"compare ({max_seconds:g} s in all, {share:.3g} s of them for the {engine} "
                                     f"simulator): {error}") from None
-    return Comparison(desc.name, analytic, note, simulations, seed=int(ss.entropy))
+    return Comparison(desc.name, analytic, note, simulations, seed=int(ss.entropy), measures=_measures_of(desc))
