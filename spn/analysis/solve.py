@@ -69,14 +69,14 @@ class SolveReport:
             "mean_execution_time": self.measures.mean_execution_time,
             "throughput": self.measures.throughput,
             "utilization": self.measures.utilization,
-            **_solution_dict(self),
+            **solution_dict(self),
             "users": self.users,
             "think_time": self.think_time,
             "containers": self.containers,
         }
 
 
-def _solution_dict(report) -> dict:
+def solution_dict(report) -> dict:
     """The keys every ``spn solve --json`` object has: state space, solver, timings."""
     return {
         "tangible_states": report.tangible_states,
@@ -233,7 +233,7 @@ class NetReport:
         """The JSON object of ``spn solve net.pnml --json``."""
         return {
             "model": self.model,
-            **_solution_dict(self),
+            **solution_dict(self),
             "places": self.places,
             "activities": self.activities,
         }

@@ -50,6 +50,8 @@ class ClassesSolveReport:
 
         The top-level ``mean_execution_time`` is the mean over every job, Σ X_c R_c / Σ X_c.
         """
+        from spn.analysis.solve import solution_dict
+
         per_class = self.measures.classes
         x = sum(m.throughput for m in per_class.values())
         return {
@@ -58,11 +60,7 @@ class ClassesSolveReport:
             "mean_execution_time": sum(m.throughput * m.mean_execution_time for m in per_class.values()) / x,
             "throughput": x,
             "utilization": self.measures.utilization,
-            "tangible_states": self.tangible_states,
-            "transitions": self.transitions,
-            "solver": {"method": self.solver.method, "iterations": int(self.solver.niter),
-                       "residual": float(self.solver.residual), "converged": bool(self.solver.converged)},
-            "timings": {"explore_s": self.explore_s, "solve_s": self.solve_s, "total_s": self.total_s},
+            **solution_dict(self),
             "users": sum(c.workload.users for c in self.classes),
             "containers": self.containers,
             "classes": {c.name: {"mean_execution_time": per_class[c.name].mean_execution_time,
