@@ -58,6 +58,23 @@ def test_the_bound_is_exact_for_a_phase_alone():
     assert solve_application(desc).state_space.n_states == 49 + 1    # and the user thinking
 
 
+def test_sources_running_side_by_side_count_every_stage_composition(monkeypatch):
+    # a fitted Spark application starts with one-task driver phases side by side; at Erlang shape
+    # 1,000 three of them alone make 10^9 states, so spn solve must not explore (it did: 17 GB)
+    def spark_like(shape, containers=6):
+        phases = [{"name": f"driver-job{i}", "tasks": 1, "task_time": 1.0, "shape": shape} for i in range(3)]
+        phases.append({"name": "driver-end", "tasks": 1, "task_time": 1.0})
+        return parse_description({"name": "drivers", "workload": {"users": 1, "think_time": 5.0},
+                                  "cluster": {"containers": containers}, "phases": phases,
+                                  "edges": [[f"driver-job{i}", "driver-end"] for i in range(3)]})
+    assert state_space_lower_bound(spark_like(1000)) == 1000 ** 3
+    small = spark_like(3)
+    assert state_space_lower_bound(small) == 27 <= solve_application(small).state_space.n_states
+    assert state_space_lower_bound(spark_like(3, containers=2)) < 27     # they cannot all run at once
+    no_exploration(monkeypatch)
+    assert choose_method(spark_like(1000)) is not None
+
+
 def test_where_the_chain_fits_the_answer_is_the_exact_one():
     desc = load_description(MAPREDUCE)
     chosen = solve_description(desc, fallback=True)

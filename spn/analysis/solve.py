@@ -278,7 +278,7 @@ def _comb(n, k):
 def state_space_lower_bound(desc) -> float:
     """A lower bound on the tangible states of ``desc``'s chain, from the description alone.
 
-    Two families of states of the first job (every other user thinking) are always
+    Three families of states of the first job (every other user thinking) are always
     reachable; distinct ones are distinct markings, so their count bounds the chain from
     below (docs/design.md §5.6):
 
@@ -289,7 +289,10 @@ def state_space_lower_bound(desc) -> float:
     - the source phases of the highest priority start together and may share the C
       containers in any way while each still has a waiting task (ties are random):
       ``Σ_{r_1+...+r_m = C, r_p <= T_p - 1} Π_p (T_p - r_p) · binom(r_p + k_p - 1, k_p - 1)``
-      (``T_p - r_p`` finished counts leave a task waiting).
+      (``T_p - r_p`` finished counts leave a task waiting);
+    - when the tasks of all source phases fit in the C containers together, they all run at
+      once, each phase's in any stage composition: ``Π_p binom(T_p + k_p - 1, k_p - 1)``
+      (three one-task driver phases of Erlang shape 1,000 side by side: 10⁹ states).
 
     The largest is returned (0 when neither applies).
 
@@ -346,6 +349,12 @@ def state_space_lower_bound(desc) -> float:
             weights = np.minimum((phases[k].tasks - r) * _comb(r + shape[k] - 1, shape[k] - 1), 1e100)
             total = np.minimum(np.convolve(total, weights)[:C + 1], 1e100)
         bound = max(bound, float(total[C]))
+    # source phases whose tasks all fit in the containers together: every task runs at once
+    if sum(phases[k].tasks for k in sources) <= C:
+        together = 1.0
+        for k in sources:
+            together = min(together * float(_comb(phases[k].tasks + shape[k] - 1, shape[k] - 1)), 1e300)
+        bound = max(bound, together)
     return bound
 
 
