@@ -135,11 +135,13 @@ def test_every_real_log_fits_to_a_model_that_solves_or_simulates(path, tmp_path,
     desc = load_description(out)
     assert all(p.shape <= 10 for p in desc.phases)
     assert any(p.name.startswith(("stage-", "map")) for p in desc.phases)
+    assert desc.scheduler.policy == "fifo"         # what Spark and YARN do (docs/scheduling-spark.md)
     try:
         report = solve_description(desc, max_states=20_000)
         value = report.measures.mean_execution_time
     except StateSpaceLimitError:
-        report = simulate_description(desc, seed=1, replications=2, rel_precision=None, jobs=10, warmup_jobs=0)
+        report = simulate_description(desc, engine="cluster", seed=1, replications=2, rel_precision=None, jobs=10,
+                                      warmup_jobs=0)
         value = report.mean_execution_time.value
     assert math.isfinite(value) and value > 0
     measured = yaml.safe_load(text)["reference"]["measured_execution_time_s"][0]

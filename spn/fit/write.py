@@ -57,6 +57,10 @@ class FittedModel:
         out.append(f"framework: {d['framework']}")
         out.append(f"workload: {_flow(d['workload'])}")
         out.append(f"cluster: {_flow(d['cluster'])}")
+        if "scheduler" in d:
+            out += _comment("a free container goes to the oldest job (Spark FIFO, YARN FIFO ordering); "
+                            "docs/scheduling-spark.md measures it")
+            out.append(f"scheduler: {_flow(d['scheduler'])}")
         out.append("phases:")
         for phase in d["phases"]:
             for note in self.phase_notes.get(phase["name"], ()):
