@@ -428,20 +428,20 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     model and the cluster engine is faster) or a policy other than ``gate`` (the cluster
     engine is the job-identity net's model), else ``net`` (the model the CTMC would solve);
     the cluster model runs compiled (``compiled``) once this installation has compiled it.
+    Query classes: the queue simulator (the cluster engine; the compiled one has one class).
     One user: each job starts on an empty cluster, so no warm-up is needed and replications
-    of 10 jobs suffice; several users: the run length of ``spn simulate``. A pilot of 20 replications, then Stein's rule to the 95 %
-    interval of relative half-width ``rel_precision`` (:mod:`spn.simulation.statistics`),
-    up to 100,000 replications or ``max_seconds``.
+    of 10 jobs suffice; several users: the run length of ``spn simulate``. A pilot of 20
+    replications, then Stein's rule to the 95 % interval of relative half-width
+    ``rel_precision`` (:mod:`spn.simulation.statistics`), up to 100,000 replications or
+    ``max_seconds``.
     """
-    from spn.description.model import NET_POLICIES
+    from spn.description.model import NET_POLICIES, job_classes
     from spn.simulation.runner import simulate_description
-
-    from spn.description.model import job_classes
 
     started = time.perf_counter() if started is None else started
     one_user = not desc.classes and desc.workload.users == 1
     engine = "cluster" if one_user or desc.scheduler.policy not in NET_POLICIES else "net"
-    if engine == "cluster":     # the compiled engine once this installation has it (compiled in the background)
+    if engine == "cluster" and not desc.classes:   # compiled once this installation has it (built in the background)
         from spn.simulation.cluster_compiled import compiled_cluster_ready
 
         if compiled_cluster_ready():
@@ -450,8 +450,6 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
             from spn import kernels
 
             kernels.warm_in_background("cluster")
-    if desc.classes:           # the compiled engine simulates one class
-        engine = "cluster"
     run_length = {"warmup_jobs": 0, "jobs": 10} if one_user else {}
     sim = simulate_description(desc, engine=engine, seed=seed, replications=20, confidence=0.95,
                                rel_precision=rel_precision, max_replications=100_000, max_seconds=max_seconds,

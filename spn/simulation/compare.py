@@ -89,28 +89,33 @@ class Comparison:
         }
 
 
+def _parts(measure: str) -> tuple[str, str, str]:
+    """``"classes.etl.throughput"`` -> ``("classes", "etl", "throughput")``."""
+    kind, rest = measure.split(".", 1)
+    name, what = rest.rsplit(".", 1)
+    return kind, name, what
+
+
 def estimate(report, measure: str):
     """A simulator's estimate of ``measure``: a total (``throughput``), a class's
     (``classes.etl.throughput``) or a queue's (``queues.bi.utilization``)."""
     if measure in MEASURES:
         return getattr(report, measure)
-    kind, rest = measure.split(".", 1)
-    name, what = rest.rsplit(".", 1)
+    kind, name, what = _parts(measure)
     return getattr(report, kind)[name][what]
 
 
-def _analytic(solved, desc) -> tuple[dict, tuple]:
-    """The analytic values of a solve report, and the measures compared."""
-    if not desc.classes:
-        return {measure: getattr(solved.measures, measure) for measure in MEASURES}, MEASURES
+def _analytic(solved, measures) -> dict:
+    """The analytic value of each measure, read from the solve report's JSON object."""
     result = solved.as_dict()
-    values = {measure: result[measure] for measure in MEASURES}
-    for name, c in result["classes"].items():
-        values[f"classes.{name}.mean_execution_time"] = c["mean_execution_time"]
-        values[f"classes.{name}.throughput"] = c["throughput"]
-    for name, q in result["queues"].items():
-        values[f"queues.{name}.utilization"] = q["utilization"]
-    return values, tuple(values)
+    values = {}
+    for measure in measures:
+        if measure in MEASURES:
+            values[measure] = result[measure]
+        else:
+            kind, name, what = _parts(measure)
+            values[measure] = result[kind][name][what]
+    return values
 
 
 def _measures_of(desc) -> tuple:
@@ -160,7 +165,7 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
         except MemoryError:
             note = f"state space too large: it does not fit in memory (below max_states {max_states:,})"
         else:
-            analytic, _ = _analytic(solved, desc)
+            analytic = _analytic(solved, _measures_of(desc))
             analytic["tangible_states"] = solved.tangible_states
             analytic["converged"] = bool(solved.solver.converged)
             if not solved.solver.converged:
