@@ -123,7 +123,8 @@ def test_input_size_x2_doubles_the_input_stages_tasks_and_keeps_their_times(pilo
     # short: 0.1 + 2 x (0.2 + 0.3 + 0.5) = 2.1 s; straggler: 0.1 + 2 x (0.2 + 2.7 + 0.5) = 6.9 s
     assert stages[1].tasks == 4
     assert list(stages[1].durations) == pytest.approx([2.1, 2.1, 2.1, 6.9])
-    assert "stage 1: data per task x 2: compute and shuffle write per byte" in what.rules
+    assert ("stage 1: data per task x 2: compute and shuffle write per byte (proportional: no fixed + per-byte "
+            "cost: 4 task(s) with a measured run time and a size, fewer than 10)") in what.rules
 
 
 def test_a_shuffle_stage_of_spark_sql_shuffle_partitions_tasks_gets_the_new_count(pilot):
@@ -137,7 +138,8 @@ def test_a_shuffle_stage_of_spark_sql_shuffle_partitions_tasks_gets_the_new_coun
     assert stages[1].tasks == 8
     assert list(stages[1].durations) == pytest.approx([0.6] * 5 + [0.675, 1.125, 1.575])
     assert "stage 1: 4 -> 8 tasks (spark.sql.shuffle.partitions)" in what.rules
-    assert "stage 1: data per task x 0.5: compute and shuffle write per byte" in what.rules
+    assert ("stage 1: data per task x 0.5: compute and shuffle write per byte (proportional: no fixed + per-byte "
+            "cost: 4 task(s) with a measured run time and a size, fewer than 10)") in what.rules
 
 
 def test_a_shuffle_stage_not_of_the_partitions_setting_keeps_its_count(tmp_path):

@@ -11,9 +11,15 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
   count follows the input size (``n' = round(n D'/D)``); a shuffle stage
   whose task count is the pilot's ``spark.sql.shuffle.partitions`` (or
   ``spark.default.parallelism``) gets the new setting;
-- **data per task** of a shuffle stage: ``g = (D'/D)(n/n')``; compute and
-  shuffle write scale with it (a per-byte cost, as in the "Spark Performance
-  Models" paper); an input stage's tasks keep their bytes;
+- **data per task** of a shuffle stage: ``g = (D'/D)(n/n')`` (it changes with
+  ``input-size`` and the partitions settings, not with executors or cores);
+  shuffle write scales with it (a per-byte cost, as in the "Spark Performance
+  Models" paper), and so does compute unless the stage's tasks, differing in
+  size, support a fixed + per-byte line ``a + b x`` (:mod:`spn.fit.costs`:
+  Theil-Sen, accepted when >= 10 tasks, size CV >= 0.2, Kendall p < 0.05,
+  ``a, b >= 0``): then a task's compute ``c`` of size ``x`` becomes
+  ``c (a + b g x) / (a + b x)``, and the rule says which, and why not; an
+  input stage's tasks keep their bytes;
 - **processor sharing**: when an executor's busy slots outnumber its CPUs
   (``executor-cpus``), compute stretches by ``max(1, min(cores, n/E)/cpus)``
   (a stage of few tasks fills only some slots; a last partial wave of a big
@@ -51,12 +57,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from spn.exceptions import ModelError
+from spn.fit.costs import affine_compute_cost
 from spn.limits import MAX_COUNT
 from spn.logs.records import Run, StageRecord, duration_floor
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication, SparkTask
 from spn.logs.spark_stages import max_executor_cores, successful_tasks
-from spn.logs.task_profile import task_parts
+from spn.logs.task_profile import task_parts, task_sizes
 
 __all__ = ["KEYS", "Setting", "WhatIf", "parse_changes", "pilot_setting", "target_setting", "what_if_run",
            "with_what_if"]
@@ -290,7 +297,10 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
                              option="what_if")
         rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
     share = _sharing(target, n_new) / _sharing(pilot, n)
-    compute = np.array([p.compute for p in parts]) * g * share
+    compute = np.array([p.compute for p in parts])
+    if g != 1.0:
+        compute = _data_per_task(parts, compute, g, label, rules)
+    compute = compute * share
     write = np.array([p.shuffle_write for p in parts]) * g
     wait = np.array([p.fetch_wait for p in parts])
     other = np.array([p.wall for p in parts]) - np.array([p.compute + p.shuffle_write + p.fetch_wait for p in parts])
@@ -298,8 +308,6 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         rules.append(f"{label}: compute x {share:.3g}: up to {target.cores} busy slot(s) share "
                      f"{target.cpus or target.cores} CPU(s) per executor (pilot: {pilot.cores} on "
                      f"{pilot.cpus or pilot.cores})")
-    if g != 1.0:
-        rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte")
     if shuffle.sum() > 0 and (target.executors, target.hosts, target.slots) != (pilot.executors, pilot.hosts,
                                                                                  pilot.slots):
         fetch = _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot, target, g, n_new, label, rules)
@@ -313,6 +321,22 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
                      "the other tasks follow the pilot's later, warm ones")
     return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
                    input_bytes=round(stage.input_bytes * (data if reads_input else 1.0)))
+
+
+def _data_per_task(parts: list, compute: np.ndarray, g: float, label: str, rules: list[str]) -> np.ndarray:
+    """The pilot tasks' ``compute`` when each reads ``g`` times as much: along the stage's fixed + per-byte line
+    when its tasks' sizes support one (:func:`~spn.fit.costs.affine_compute_cost`), else in proportion."""
+    cost = affine_compute_cost(parts)
+    if not cost.accepted:
+        rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte (proportional: no "
+                     f"fixed + per-byte cost: {cost.reason})")
+        return compute * g
+    sizes, _ = task_sizes(parts)
+    carried = compute * cost.factors(sizes, g)
+    whole = compute.sum()
+    rules.append(f"{label}: data per task x {g:.4g}: {cost.describe()}: compute x "
+                 f"{carried.sum() / whole if whole > 0 else g:.3g}; shuffle write per byte")
+    return carried
 
 
 def _partition_key(tasks: int, pilot: Setting) -> str | None:

@@ -18,7 +18,8 @@ than that, too, with a note. A task without ``Task Metrics`` is all ``compute``,
 
 :func:`stage_profiles` gives per stage the mean and coefficient of variation of each part, the
 bytes and records per task, the share of shuffle bytes fetched from other executors and the
-per-byte costs that a model scaling with data or executors needs.
+per-byte costs that a model scaling with data or executors needs. :func:`task_sizes` gives what each
+task read, the size its compute is set against (``spn.fit.costs`` fits a fixed + per-byte cost to it).
 
 >>> from spn.logs.spark import SparkTask
 >>> from spn.logs.task_metrics import read_task_metrics
@@ -46,7 +47,7 @@ import numpy as np
 from spn.logs.spark import SparkApplication, SparkTask
 from spn.logs.spark_stages import successful_tasks
 
-__all__ = ["PARTS", "StageProfile", "TaskParts", "stage_profiles", "task_parts"]
+__all__ = ["PARTS", "StageProfile", "TaskParts", "stage_profiles", "task_parts", "task_sizes"]
 
 #: the parts of a task's wall time, in the order they happen; they add up to the wall time
 PARTS = ("scheduler_delay", "deserialize", "fetch_wait", "shuffle_write", "compute", "result_serialize",
@@ -318,6 +319,35 @@ def _ratio(parts: list[TaskParts], numerator: tuple[str, ...], denominator: tupl
             top += sum(up)
             bottom += sum(down)
     return float(top / bottom) if bottom > 0 else None
+
+
+#: what a task read, by the unit :func:`task_sizes` counts it in (the denominators of the per-byte/record costs)
+_SIZE_FIELDS = {"byte": ("input_bytes", "remote_bytes", "local_bytes"),
+                "record": ("input_records", "shuffle_read_records")}
+
+
+def task_sizes(parts: list[TaskParts]) -> tuple[np.ndarray, str | None]:
+    """What each task read, and its unit: ``(sizes, "byte" | "record" | None)``.
+
+    The size is the task's input bytes plus its shuffle-read bytes (remote and local): an input
+    stage's tasks read input, a shuffle stage's read shuffle blocks (the denominators of
+    ``compute_per_byte``). When no task read a byte that the log counts, records read (input and
+    shuffle) stand in; when none read a record either, the unit is ``None``. A task whose log has
+    none of the unit's fields is ``nan``; a field that one task lacks counts as 0 beside the others.
+
+    >>> from spn.logs.task_profile import TaskParts
+    >>> zero = dict.fromkeys(PARTS, 0.0)
+    >>> sizes, unit = task_sizes([TaskParts(wall=1.0, **zero, input_bytes=300), TaskParts(wall=1.0, **zero,
+    ...                           remote_bytes=100, local_bytes=50), TaskParts(wall=1.0, **zero)])
+    >>> sizes.tolist(), unit
+    ([300.0, 150.0, nan], 'byte')
+    """
+    for unit, fields in _SIZE_FIELDS.items():
+        sizes = np.array([np.nan if all(getattr(p, k) is None for k in fields)
+                          else float(sum(getattr(p, k) or 0 for k in fields)) for p in parts], dtype=float)
+        if np.nansum(sizes) > 0:
+            return sizes, unit
+    return np.full(len(parts), np.nan), None
 
 
 def _sorted_ids(ids: set) -> tuple[str, ...]:
