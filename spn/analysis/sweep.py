@@ -36,6 +36,15 @@ as written), ``mean_execution_time``, ``throughput``, ``utilization``,
 ``deadline_probability`` when a deadline is given, ``converged``, ``seconds`` and
 ``error`` (empty unless the point failed: a failed point is recorded, not retried).
 
+A description with query classes and queues (docs/design.md §4.6) is swept by
+:mod:`spn.analysis.sweep_classes`: every point solved as ``spn solve`` solves it (exact,
+or simulated past ``max_states`` and said so in a ``method`` column), one column per
+class's R and X and per queue's utilisation, named as ``spn solve --json`` and ``spn
+compare`` name them (``classes.dashboard.mean_execution_time``, ``queues.bi.utilization``),
+and a queue capacity on the grid rebalances the other queues so that capacities sum to 1.
+Resuming, workers and failed rows work as for one class; ``seed``, ``rel_precision`` and
+``max_seconds`` (recorded for resuming) are those of the points that simulate.
+
 >>> grid = parse_grid(["cluster.containers=2..4", "workload.users=1,5"])
 >>> grid
 [('cluster.containers', ['2', '3', '4']), ('workload.users', ['1', '5'])]
@@ -58,6 +67,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data, percentile_key
+from spn.analysis.sweep_classes import ClassSweep, class_columns, names_of, point_description, shares_on_grid
 from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError, SpnError
@@ -150,7 +160,8 @@ def columns(grid, percentiles: Sequence[float] = (), deadline: float | None = No
 @dataclass(frozen=True)
 class SweepTask:
     """Everything a worker needs to solve one point (picklable): the description's mapping after
-    ``--set`` (``data``), and the point's own ``overrides``."""
+    ``--set`` (``data``), and the point's own ``overrides``; ``classes`` for a description with
+    query classes (:class:`~spn.analysis.sweep_classes.ClassSweep`), else None."""
 
     index: int
     values: tuple
@@ -162,6 +173,7 @@ class SweepTask:
     method: str = "auto"
     rtol: float = RTOL
     max_states: int = MAX_STATES
+    classes: ClassSweep | None = None
 
 
 def solve_point(task: SweepTask) -> dict:
@@ -170,15 +182,21 @@ def solve_point(task: SweepTask) -> dict:
     from spn.description import parse_description
 
     started = time.perf_counter()
-    row = {"point": task.index}
+    row, ev = {"point": task.index}, None
     try:
-        desc = parse_description(task.data, task.overrides, source=task.source)
-        ev = evaluate(desc, percentiles=task.percentiles, deadline=task.deadline,
-                      method=task.method, rtol=task.rtol, max_states=task.max_states)
+        if task.classes is not None:
+            from spn.analysis.sweep_classes import solve_class_point
+
+            row.update(solve_class_point(task))
+        else:
+            desc = parse_description(task.data, task.overrides, source=task.source)
+            ev = evaluate(desc, percentiles=task.percentiles, deadline=task.deadline,
+                          method="auto" if task.method == "exact" else task.method, rtol=task.rtol,
+                          max_states=task.max_states)
     except (SpnError, MemoryError) as error:
         message = "out of memory (lower max_states)" if isinstance(error, MemoryError) else str(error)
         row.update(converged="", error=" ".join(message.split()) or type(error).__name__)
-    else:
+    if ev is not None:
         m = ev.report.measures
         row.update(mean_execution_time=m.mean_execution_time, throughput=m.throughput,
                    utilization=m.utilization, tangible_states=ev.report.tangible_states,
@@ -249,13 +267,18 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
               percentiles: Sequence[float] = (), deadline: float | None = None, resume: bool = False,
               force: bool = False, workers: int | None = None, scheduler: str | None = None,
               method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
-              progress: bool = False, plot: str | None = None) -> SweepSummary:
+              progress: bool = False, plot: str | None = None, seed: int = 1,
+              rel_precision: float | None = None, max_seconds: float | None = None) -> SweepSummary:
     """Solve the grid of ``model`` and write/extend the CSV ``out``; optionally plot it.
 
     ``workers``: processes of the embedded Dask cluster (default: the CPU count,
     at most the number of points; 0 solves in this process without Dask);
     ``scheduler``: address of an existing Dask scheduler (then ``workers`` is unused).
     ``force`` replaces an existing ``out`` (and ``plot``); ``resume`` continues ``out``.
+    ``method``: a solver name, ``auto`` or ``exact`` (the same for one class); with query classes
+    also ``simulation``, and ``auto`` simulates a point past ``max_states`` as ``spn solve`` does,
+    with ``seed`` (the same at every point), ``rel_precision`` (default spn solve's 0.005) and
+    ``max_seconds`` (default 60 s per point); these three are unused for one class.
 
     >>> run_sweep("models/mapreduce.yaml", ["cluster.containers=1..4"], "r.csv", workers=0)  # doctest: +SKIP
     SweepSummary(out='r.csv', points=4, skipped=0, computed=4, failed=0, ...)
@@ -275,16 +298,25 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
                          option="scheduler")
     check_outputs(out, plot, resume=resume, force=force)
     data = model_data(model, sets)
-    _check_values(model, data, grid)
-    cols = columns(grid, percentiles, deadline)
+    layout = _class_layout(data, grid, method=method, percentiles=percentiles, deadline=deadline, seed=seed,
+                           rel_precision=rel_precision, max_seconds=max_seconds)
+    first = _check_values(model, data, grid, layout)
+    if layout is not None:
+        layout = dataclasses.replace(layout, classes=names_of(first)[0], queues=names_of(first)[1])
+        cols = class_columns(grid, layout)
+        simulation = {"seed": layout.seed, "rel_precision": layout.rel_precision, "max_seconds": layout.max_seconds}
+    else:
+        cols = columns(grid, percentiles, deadline)
+        simulation = {}
     record = SweepRecord.of(model, data, sets, grid_texts, grid, method=method, rtol=rtol, max_states=max_states,
-                            percentiles=percentiles, deadline=deadline)
+                            percentiles=percentiles, deadline=deadline, **simulation)
     paths = [p for p, _ in grid]
     source = str(model)
 
     def make(index, values):
         overrides = tuple(f"{p}={v}" for p, v in zip(paths, values))
-        return SweepTask(index, values, data, overrides, source, percentiles, deadline, method, rtol, max_states)
+        return SweepTask(index, values, data, overrides, source, percentiles, deadline, method, rtol, max_states,
+                         layout)
 
     size = grid_size(grid)
     failed = 0
@@ -321,29 +353,82 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     return summary
 
 
-def _check_values(model, data, grid) -> None:
-    """Every value of every dimension, with the others at their first value, must make a valid description.
+def _class_layout(data, grid, *, method, percentiles, deadline, seed, rel_precision,
+                  max_seconds) -> ClassSweep | None:
+    """The :class:`ClassSweep` of a description with query classes (names filled in later), else None;
+    refuses the options that do not apply to the description."""
+    from spn.analysis.solve import SIMULATION_PRECISION, SIMULATION_SECONDS
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ModelError(f"seed: expected an integer >= 0, got {seed!r}", option="seed")
+    for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ModelError(f"{name}: expected a positive number, got {value!r}", option=name)
+    if not data.get("classes"):
+        if method == "simulation":
+            raise ModelError("method simulation: a sweep of a one-class model solves every point exactly "
+                             "(only a description with query classes is simulated)", option="method")
+        return None
+    one_class = next((path for path, _ in grid if path.split(".")[0] in ("workload", "phases", "edges")), None)
+    if one_class is not None:
+        names = ", ".join(str(c.get("name")) for c in data["classes"] if isinstance(c, dict))
+        raise ModelError(f"--grid {one_class}: the model has query classes, each with its own users, think_time, "
+                         f"phases and edges: vary classes.NAME.{one_class.split('.', 1)[-1]} (classes: {names})")
+    if percentiles or deadline is not None:
+        raise ModelError("percentiles and deadline: a sweep over query classes reports each class's mean execution "
+                         "time and throughput (the execution-time distribution is solved for one class)",
+                         option="percentiles" if percentiles else "deadline")
+    shares, pinned = shares_on_grid(data, [path for path, _ in grid])
+    return ClassSweep((), (), shares, pinned, seed,
+                      SIMULATION_PRECISION if rel_precision is None else float(rel_precision),
+                      SIMULATION_SECONDS if max_seconds is None else float(max_seconds))
+
+
+def _check_paths(data, grid) -> None:
+    """Refuse, in one line, a grid path that names nothing in the description (with the first value)."""
+    from spn.description.overrides import apply_overrides
+
+    for path, values in grid:
+        try:
+            apply_overrides(data, [f"{path}={values[0]}"])
+        except ModelError as error:
+            text = str(error)
+            prefix = f"--set {path}={values[0]}: "
+            raise ModelError(f"--grid {path}: {text[len(prefix):] if text.startswith(prefix) else text}") from None
+
+
+def _check_values(model, data, grid, layout: ClassSweep | None = None):
+    """Every value of every dimension, with the others at their first value, must make a valid description;
+    returns the description of the first point.
 
     Of a range ``LO..HI`` only the ends are checked (the bounds of a description are
-    intervals), so that a grid of a million points starts at once.
+    intervals), so that a grid of a million points starts at once. With query classes each
+    point is rebalanced first (:func:`~spn.analysis.sweep_classes.rebalance`), and a value
+    may not rename a class or a queue (the columns are named after them).
     """
-    from spn.description import parse_description
     from spn.description.model import require_single_class
 
+    _check_paths(data, grid)
     first = [values[0] for _, values in grid]
-    problems, bad = [], 0
+    problems, bad, reference = [], 0, None
     for d, (path, values) in enumerate(grid):
         others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
         for v in ((values[0], values[-1]) if _is_range(values) else values):
             try:
-                desc = parse_description(data, [*others, f"{path}={v}"], source=str(model))
-                require_single_class(desc, "spn sweep")
+                desc = point_description(data, [*others, f"{path}={v}"], layout, source=str(model))
+                if layout is None:
+                    require_single_class(desc, "spn sweep")
+                elif reference is not None and names_of(desc) != names_of(reference):
+                    raise ModelError("it renames a class or a queue, and the columns are named after the model's")
+                if reference is None:
+                    reference = desc
             except ModelError as error:
                 bad += 1
                 if len(problems) < 3:
                     problems.append(f"{path}={v}: {error}")
     if problems:
         raise ModelError(problems + ([f"... and {bad - 3} more values"] if bad > 3 else []))
+    return reference
 
 
 def _is_range(values) -> bool:

@@ -50,7 +50,9 @@ def record_path(out) -> str:
 class SweepRecord:
     """What a sweep was started with: everything that changes its rows, and nothing else (not where
     the points run). ``description`` and ``grid_sha256`` are SHA-256 digests of the description
-    after ``--set`` and of the grid's values (so ``1..3`` and ``1,2,3`` are the same grid)."""
+    after ``--set`` and of the grid's values (so ``1..3`` and ``1,2,3`` are the same grid).
+    ``seed``, ``rel_precision`` and ``max_seconds`` are those of points that simulate (a sweep
+    over query classes); None for one class, and then left out of the file, as before them."""
 
     model: str
     description: str
@@ -62,15 +64,23 @@ class SweepRecord:
     max_states: int
     percentiles: tuple
     deadline: float | None
+    seed: int | None = None
+    rel_precision: float | None = None
+    max_seconds: float | None = None
 
     @classmethod
-    def of(cls, model, data, sets, grid_texts, grid, *, method, rtol, max_states, percentiles, deadline):
+    def of(cls, model, data, sets, grid_texts, grid, *, method, rtol, max_states, percentiles, deadline,
+           seed=None, rel_precision=None, max_seconds=None):
+        def number(x):
+            return None if x is None else float(x)
+
         return cls(str(model), _digest(data), tuple(sets), tuple(str(g) for g in grid_texts), _digest(grid),
                    str(method), float(rtol), int(max_states), tuple(float(q) for q in percentiles),
-                   None if deadline is None else float(deadline))
+                   number(deadline), None if seed is None else int(seed), number(rel_precision), number(max_seconds))
 
     def as_dict(self) -> dict:
-        return {"spn_sweep": 1, **dataclasses.asdict(self)}
+        fields = {k: v for k, v in dataclasses.asdict(self).items() if v is not None or k not in _OPTIONAL}
+        return {"spn_sweep": 1, **fields}
 
     @classmethod
     def read(cls, path) -> SweepRecord:
@@ -82,7 +92,8 @@ class SweepRecord:
             with open(path, encoding="utf-8") as file:
                 data = json.load(file)
             fields = {f.name for f in dataclasses.fields(cls)}
-            if not isinstance(data, dict) or data.get("spn_sweep") != 1 or set(data) - {"spn_sweep"} != fields:
+            if not isinstance(data, dict) or data.get("spn_sweep") != 1 or \
+                    not fields - _OPTIONAL <= set(data) - {"spn_sweep"} <= fields:
                 raise ValueError("unexpected content")
             record = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in fields})
             record._check_types()
@@ -94,7 +105,8 @@ class SweepRecord:
         """A TypeError unless every field has the type :meth:`of` gives it (the file may have been edited)."""
         number = (int, float)
         kinds = {"model": str, "description": str, "grid_sha256": str, "method": str, "rtol": number,
-                 "max_states": int, "deadline": (*number, type(None))}
+                 "max_states": int, "deadline": (*number, type(None)), "seed": (int, type(None)),
+                 "rel_precision": (*number, type(None)), "max_seconds": (*number, type(None))}
         for name, kind in kinds.items():
             if not isinstance(getattr(self, name), kind) or isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} has the wrong type")
@@ -125,7 +137,14 @@ class SweepRecord:
             differ("--percentiles", ",".join(map(_show, then.percentiles)), ",".join(map(_show, self.percentiles)))
         if self.deadline != then.deadline:
             differ("--deadline", _show(then.deadline), _show(self.deadline))
+        for flag, name in (("--seed", "seed"), ("--rel-precision", "rel_precision"), ("--max-seconds", "max_seconds")):
+            if getattr(self, name) != getattr(then, name):
+                differ(flag, _show(getattr(then, name)), _show(getattr(self, name)))
         return out
+
+
+#: the fields a record of a one-class sweep leaves out (as records written before them did)
+_OPTIONAL = {"seed", "rel_precision", "max_seconds"}
 
 
 def _show(value) -> str:

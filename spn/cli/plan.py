@@ -63,11 +63,18 @@ def register(commands) -> None:
         description="Solve every combination of the --grid values and append one CSV row per point as it "
         "finishes; --resume continues an interrupted sweep without solving a finished point again. Points run "
         "on an embedded local Dask cluster (--workers), an existing one (--scheduler), or in this process "
-        "(--workers 0).",
+        "(--workers 0). With query classes (e.g. models/two-queues.yaml) each point is solved as spn solve "
+        "solves it: exactly while its chain fits --max-states, else simulated (the method column says which; "
+        "simulated rows carry 95 % intervals); a row has each class's R and X (classes.C.mean_execution_time, "
+        "classes.C.throughput) and each queue's utilisation (queues.Q.utilization). A queue's capacity on the "
+        "grid (queues.bi.capacity=0.25,0.5) gives the queues off the grid 1 - that share in proportion to "
+        "their capacities, as spn plan --vary queues.NAME.capacity does, so capacities still sum to 1.",
     )
     _args.add_model(sweep)
     sweep.add_argument("--grid", required=True, action="append", metavar="PATH=VALUES",
-                       help="a parameter and its values: V1,V2,... or LO..HI (repeatable; the first varies slowest)")
+                       help="a parameter and its values: V1,V2,... or LO..HI (repeatable; the first varies slowest); "
+                            "PATH as --set takes it, e.g. cluster.containers, classes.dashboard.users, "
+                            "queues.bi.capacity")
     sweep.add_argument("--out", required=True, metavar="CSV", help="the results file (rows appended as points finish)")
     _args.add_set(sweep, "override a value at every point (repeatable)")
     _args.add_distribution(sweep)
@@ -80,12 +87,27 @@ def register(commands) -> None:
     sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="use the Dask cluster of this scheduler (its workers need spn installed)")
     sweep.add_argument("--plot", metavar="PNG",
-                       help="draw execution time against the first --grid parameter, one line per value of "
+                       help="draw execution time (with query classes: the mean over every job) against the "
+                       "first --grid parameter, one line per value of "
                        "the second, with a band between the lowest and highest --percentiles (.png, .svg, .pdf "
                        "or .jpg; an existing file is replaced only with --force)")
-    _args.add_solver_options(sweep, tol_help="solver tolerance",
-                             max_states_help="a point past N tangible states fails (recorded in its error column)",
-                             json_help="print a JSON summary instead of a line")
+    _args.add_solver_options(
+        sweep, methods=_args.METHODS + ("exact", "simulation"), tol_help="solver tolerance",
+        method_help="auto (default), exact or a solver name; with query classes auto simulates a point past "
+                    "--max-states (as spn solve does) and simulation simulates every point",
+        max_states_help="one class: a point past N tangible states fails (recorded in its error column); query "
+                        "classes: past N (or 200,000 for a net with gates, as spn solve), --method auto simulates "
+                        "it (default: %(default)s)",
+        json_help="print a JSON summary instead of a line")
+    sweep.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
+                       help="query classes, a point that simulates: relative half-width of the 95 %% intervals "
+                            "(default: 0.005, as spn solve)")
+    sweep.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
+                       help="query classes, a point that simulates: stop after T seconds with the interval reached "
+                            "(default: 60)")
+    sweep.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
+                       help="query classes: random seed of every simulated point (default: 1; the same at every "
+                            "point: common random numbers)")
     sweep.set_defaults(run=run_sweep)
 
 
@@ -148,7 +170,8 @@ def run_sweep(args) -> int:
         raise SpnError(f"--out {args.out} is a directory")
     summary = run_sweep(args.model, args.grid, args.out, sets=args.set, percentiles=args.percentiles or (),
                         deadline=args.deadline, resume=args.resume, force=args.force, workers=args.workers,
-                        scheduler=args.scheduler, plot=args.plot, **_args.solver_options(args))
+                        scheduler=args.scheduler, plot=args.plot, seed=args.seed,
+                        rel_precision=args.rel_precision, max_seconds=args.max_seconds, **_args.solver_options(args))
     if args.json:
         _args.print_json(summary.as_dict())
     else:
