@@ -78,8 +78,10 @@ def description(users, containers, map_tasks, reduce_tasks, law=None, name="benc
               {"name": "reduce", "tasks": reduce_tasks, "task_time": 3.0}]
     for p in phases:
         p.update(law or {})
+    # the gate: the net simulator's model, so that every engine is timed on the same model
     return parse_description({"name": name, "workload": {"users": users, "think_time": 10.0},
-                              "cluster": {"containers": containers}, "phases": phases})
+                              "cluster": {"containers": containers}, "scheduler": {"policy": "gate"},
+                              "phases": phases})
 
 
 def time_net(desc, jobs, compiled=True):

@@ -17,6 +17,7 @@ from spn.description import (
     Cluster,
     Description,
     Phase,
+    Scheduler,
     Workload,
     apply_overrides,
     load_description,
@@ -35,6 +36,7 @@ def example() -> dict:
         "framework": "mapreduce",
         "workload": {"users": 3, "think_time": 10.0},
         "cluster": {"containers": 4},
+        "scheduler": {"policy": "gate"},
         "phases": [
             {"name": "map", "tasks": 4, "task_time": 2.0, "shape": 1},
             {"name": "reduce", "tasks": 4, "task_time": 3.0, "shape": 1},
@@ -74,6 +76,7 @@ def test_the_shipped_example_loads_as_dataclasses():
         framework="mapreduce",
         workload=Workload(users=3, think_time=10.0),
         cluster=Cluster(containers=4),
+        scheduler=Scheduler(policy="gate"),     # the paper's gate, named in the file (the default is fifo)
         phases=(
             Phase(name="map", tasks=4, task_time=2.0, shape=1),
             Phase(name="reduce", tasks=4, task_time=3.0, shape=1),

@@ -12,8 +12,9 @@ from spn.net import Erlang, InputGate, InstantActivity, Net, Place, TimedActivit
 from spn.solvers import steady_state
 from spn.statespace import explore
 
-DIAMOND = {
+DIAMOND = {   # the paper's net (spn.models.dag.build), so the paper's gate
     "name": "diamond", "workload": {"users": 2, "think_time": 3.0}, "cluster": {"containers": 2},
+    "scheduler": {"policy": "gate"},
     "phases": [{"name": "a", "tasks": 2, "task_time": 1.0, "shape": 2},
                {"name": "b", "tasks": 1, "task_time": 2.0},
                {"name": "c", "tasks": 2, "task_time": 0.5, "priority": 1},

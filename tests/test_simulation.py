@@ -26,8 +26,9 @@ from spn.statespace import explore
 
 
 def describe(phases, users=1, think_time=5.0, containers=8, edges=None, name="m"):
+    """A description under the paper's gate, the policy the net engine models (the default is fifo)."""
     data = {"name": name, "workload": {"users": users, "think_time": think_time},
-            "cluster": {"containers": containers}, "phases": phases}
+            "cluster": {"containers": containers}, "scheduler": {"policy": "gate"}, "phases": phases}
     if edges is not None:
         data["edges"] = edges
     return parse_description(data)

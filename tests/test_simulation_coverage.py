@@ -14,9 +14,9 @@ from spn.description import parse_description
 from spn.simulation import simulate_description
 from spn.simulation.statistics import Estimate, ratio_estimate, stein_replications, t_quantile
 
-TINY = parse_description({
+TINY = parse_description({   # gate: the net engine models the paper's gate only (the default is fifo)
     "name": "tiny", "workload": {"users": 1, "think_time": 2.0}, "cluster": {"containers": 2},
-    "phases": [{"name": "p", "tasks": 3, "task_time": 1.0, "shape": 2}]})
+    "scheduler": {"policy": "gate"}, "phases": [{"name": "p", "tasks": 3, "task_time": 1.0, "shape": 2}]})
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,9 @@
 - Coverage: over 100 short runs with different seeds, the 95 % interval covers the
   analytic value in about 95 % of them.
 - Deterministic tasks (no CTMC exists): one user, C >= tasks gives the obvious answer.
+
+Every model names ``scheduler.policy: gate``: the subject is the paper's net, the one the net
+simulator runs (a description that names no policy is ``fifo``).
 """
 
 import pytest
@@ -22,8 +25,9 @@ from spn.simulation import compare_description, simulate_description
 
 
 def model(name, users, think_time, containers, phases, edges=None):
+    """A description of the paper's net: ``gate`` (the default would be fifo)."""
     data = {"name": name, "workload": {"users": users, "think_time": think_time},
-            "cluster": {"containers": containers}, "phases": phases}
+            "cluster": {"containers": containers}, "scheduler": {"policy": "gate"}, "phases": phases}
     if edges is not None:
         data["edges"] = edges
     return parse_description(data)

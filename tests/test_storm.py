@@ -24,9 +24,10 @@ from spn.statespace import explore  # noqa: E402
 
 
 def app(phases, edges, users, containers, think=4.0, policy=None):
+    """The paper's net (policy None: the gate, with the paper's pooled tasks), else the job-identity net."""
     desc = parse_description({
         "name": "x", "workload": {"users": users, "think_time": think}, "cluster": {"containers": containers},
-        "phases": phases, "edges": edges})
+        "scheduler": {"policy": policy or "gate"}, "phases": phases, "edges": edges})
     return build(desc).net if policy is None else build_jobs(desc, policy=policy).net
 
 

@@ -396,6 +396,7 @@ class SimulatedSolveReport:
         return {
             "model": self.model,
             "method": "simulation",
+            "policy": sim.policy,
             "mean_execution_time": r.value,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,

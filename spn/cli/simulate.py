@@ -17,9 +17,10 @@ def register(commands) -> None:
     )
     compare = commands.add_parser(
         "compare",
-        help="analytic solution and both simulators side by side",
+        help="analytic solution and the simulators side by side",
         description="Solve a model description analytically (Erlang/exponential laws only) and simulate it "
-        "with the net and the cluster simulators; flag analytic values outside a simulation interval.",
+        "with the cluster simulator, and the net simulator too under scheduler.policy gate (the net models the gate "
+        "only); flag analytic values outside a simulation interval.",
     )
     for sub in (simulate, compare):
         _add_replication_options(sub)
@@ -31,8 +32,9 @@ def register(commands) -> None:
                          help="stop after T seconds in all: the analytic solution first, then each simulator "
                          "gets an equal share of what is left (default: 120)")
     simulate.add_argument("--engine", choices=("net", "cluster", "compiled"), default=None,
-                          help="net: the application net (default); cluster: the job-level simulator (the "
-                          "default for a scheduler.policy the net simulator does not model: fifo, fair; and the "
+                          help="net: the application net (the default under scheduler.policy gate, the "
+                          "paper's model); cluster: the job-level simulator (the default for fifo, the policy of "
+                          "a description that names none, and fair, which the net does not model; and the "
                           "only engine for query classes and queues); compiled: the job-level simulator "
                           "compiled with Numba, one class (tens of times faster; compiles once per install)")
     simulate.add_argument("--jobs", type=_args.positive_int, default=None, metavar="K",
@@ -79,11 +81,8 @@ def run_simulate(args) -> int:
     description = _args.description(args)
     from spn.simulation import simulate_description
 
-    from spn.description.model import NET_POLICIES
-
-    net_models_it = description.scheduler.policy in NET_POLICIES and not description.classes
-    engine = args.engine or ("net" if net_models_it else "cluster")
-    report = simulate_description(description, engine=engine, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
+    # no --engine: the net under the paper's gate, the cluster engine otherwise (runner.default_engine)
+    report = simulate_description(description, engine=args.engine, jobs=args.jobs, warmup_jobs=args.warmup_jobs,
                                   pool_finished_tasks=args.pool_finished_tasks, **_replication_options(args))
     _warn_precision(report)
     _args.print_result(args, report.as_dict(), format_simulation)

@@ -145,7 +145,8 @@ def _build(data: Mapping, source) -> Description:
         policy = policy or "fifo"
         queue_policy = policy if policy in QUEUE_POLICIES else "fifo"
         classes = tuple(QueryClass(name=c["name"], workload=Workload(int(c["users"]), float(c["think_time"])),
-                                   queue=c.get("queue", "default"), **_build_job(c)) for c in data["classes"])
+                                   queue=c.get("queue", "default"), weight=float(c.get("weight", 1.0)),
+                                   **_build_job(c)) for c in data["classes"])
         queues = tuple(Queue(name=q["name"], capacity=float(q["capacity"]),
                              max_capacity=float(q.get("max_capacity", 1.0)), policy=q.get("policy", queue_policy))
                        for q in data.get("queues", ()))
@@ -153,7 +154,7 @@ def _build(data: Mapping, source) -> Description:
                            queues=queues, **common)
     return Description(
         workload=Workload(users=int(data["workload"]["users"]), think_time=float(data["workload"]["think_time"])),
-        scheduler=Scheduler(policy=policy or "gate"), **_build_job(data), **common)
+        scheduler=Scheduler(policy=policy or "fifo"), **_build_job(data), **common)
 
 
 def _build_job(data: Mapping) -> dict:

@@ -59,18 +59,15 @@ class Scheduler:
     to the oldest job with a waiting task: YARN FIFO ordering, Spark FIFO) or ``fair``
     (to the job with the fewest running tasks, ties to the oldest: Spark FAIR pools of one
     job each, YARN fair ordering). Measured against Spark's schedulers, ``fifo``/``fair`` are
-    within 9 %/14 % where ``gate`` is up to 60 % off (docs/scheduling-spark.md), so ``spn fit``
-    writes ``fifo``; a description that names no policy keeps the paper's ``gate`` (§4.1).
-
-    Hook for later: ``fair`` will take per-class ``weights`` once a description has query
-    classes; a job's share is then its running tasks divided by its class's weight (the
-    cluster simulator already orders jobs by ``running / weight``, every weight 1 today).
+    within 9 %/14 % where ``gate`` is up to 60 % off (docs/scheduling-spark.md), so a
+    description that names no policy gets ``fifo``; the paper's case studies in ``models/``
+    name ``gate`` (§4.1).
 
     >>> Scheduler().policy
-    'gate'
+    'fifo'
     """
 
-    policy: str = "gate"
+    policy: str = "fifo"
 
 
 def require_net_policy(desc) -> None:
@@ -118,8 +115,15 @@ class QueryClass:
     A description with ``classes`` has several populations of users, each submitting
     its own kind of job to a capacity-scheduler queue (docs/design.md §4.6).
 
-    >>> QueryClass("dashboard", Workload(4, 30.0), (Phase("scan", tasks=2, task_time=1.0),), ()).queue
-    'default'
+    ``weight`` (> 0) is the class's share inside a ``fair`` queue: a free container goes to
+    the job with the smallest running tasks / weight of its class, ties to the oldest
+    (Spark FAIR pool weights, YARN fair-share weights; minShare is not modelled). The
+    weights are compared exactly, each read as the shortest decimal that gives it back
+    (0.3 is 3/10). In a ``fifo`` queue the weight has no effect.
+
+    >>> dashboard = QueryClass("dashboard", Workload(4, 30.0), (Phase("scan", tasks=2, task_time=1.0),), ())
+    >>> dashboard.queue, dashboard.weight
+    ('default', 1.0)
     """
 
     name: str
@@ -127,6 +131,7 @@ class QueryClass:
     phases: tuple[Phase, ...]
     edges: tuple[tuple[str, str], ...]
     queue: str = "default"
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -195,12 +200,12 @@ def job_classes(desc) -> tuple[QueryClass, ...]:
 def queues_of(desc) -> tuple[Queue, ...]:
     """The queues of ``desc``; without ``queues``, one queue ``default`` holding every container.
 
-    The default queue orders jobs by ``scheduler.policy`` (for a one-class description that
-    may be ``gate``, which only the one-class simulators know).
+    The default queue orders jobs by ``scheduler.policy`` (``fifo`` unless named; for a
+    one-class description it may be ``gate``, which only the one-class simulators know).
 
     >>> desc = Description("tiny", None, Workload(2, 5.0), Cluster(2), (Phase("p", 1, 1.0),), ())
     >>> queues_of(desc)
-    (Queue(name='default', capacity=1.0, max_capacity=1.0, policy='gate'),)
+    (Queue(name='default', capacity=1.0, max_capacity=1.0, policy='fifo'),)
     """
     if desc.queues:
         return desc.queues

@@ -21,7 +21,7 @@ slots; the Python engine has it). The loop itself is :mod:`spn.simulation.cluste
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
-...     "cluster": {"containers": 2},
+...     "cluster": {"containers": 2}, "scheduler": {"policy": "gate"},
 ...     "phases": [{"name": "p", "tasks": 2, "task_time": 1.5, "distribution": "deterministic"}]})
 >>> sim = CompiledClusterSimulator(desc)             # loads no Numba until it runs
 >>> sim.policy, memory_needed(users=1, phases=1, containers=2, tasks=2) < 1000

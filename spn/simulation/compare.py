@@ -15,7 +15,7 @@ of the time left (see ``max_seconds`` in :func:`~spn.simulation.simulate_descrip
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 2, "think_time": 5.0},
-...     "cluster": {"containers": 2},
+...     "cluster": {"containers": 2}, "scheduler": {"policy": "gate"},
 ...     "phases": [{"name": "map", "tasks": 2, "task_time": 1.0}, {"name": "reduce", "tasks": 1, "task_time": 2.0}]})
 >>> c = compare_description(desc, seed=1, rel_precision=0.05)
 >>> round(c.analytic["mean_execution_time"], 4), c.flags

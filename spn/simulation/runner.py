@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spn.description.model import job_classes, queues_of, require_net_policy, require_single_class
+from spn.description.model import NET_POLICIES, job_classes, queues_of, require_net_policy, require_single_class
 from spn.exceptions import ModelError
 from spn.simulation.cluster import ClusterSimulator
 from spn.simulation.queues import QueueSimulator
@@ -62,6 +62,21 @@ from spn.simulation.engine import NetSimulator
 from spn.simulation.statistics import Estimate, ratio_estimate, stein_replications
 
 ENGINES = ("net", "cluster", "compiled")
+
+
+def default_engine(desc) -> str:
+    """``net`` where the net simulator models ``desc`` (one class under policy ``gate``, the paper's
+    net), else ``cluster``: ``fifo`` (a description that names no policy), ``fair``, query classes.
+
+    >>> from spn.description import parse_description
+    >>> data = {"name": "x", "workload": {"users": 2, "think_time": 1.0}, "cluster": {"containers": 1},
+    ...         "phases": [{"name": "p", "tasks": 1, "task_time": 1.0}]}
+    >>> gate = {**data, "scheduler": {"policy": "gate"}}
+    >>> default_engine(parse_description(data)), default_engine(parse_description(gate))
+    ('cluster', 'net')
+    """
+    return "net" if desc.scheduler.policy in NET_POLICIES and not desc.classes else "cluster"
+
 
 ESTIMATORS = {
     "net": "R = (N - time-average of tokens in PJ) / X, X = completions / time; "
@@ -270,7 +285,7 @@ def _worst(estimates):
     return max(estimates, key=lambda e: e.rel_half_width if not math.isnan(e.rel_half_width) else math.inf)
 
 
-def simulate_description(desc, *, engine: str = "net", seed=None, replications: int = 10,
+def simulate_description(desc, *, engine: str | None = None, seed=None, replications: int = 10,
                          confidence: float = 0.95, rel_precision: float | None = 0.01,
                          max_replications: int = 2000, max_seconds: float | None = None,
                          jobs: int | None = None, warmup_jobs: int | None = None,
@@ -280,7 +295,8 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     ``engine`` is ``"net"`` (the application net, with each phase's task-time law),
     ``"cluster"`` (the job-level simulator) or ``"compiled"`` (the same model compiled with
     Numba, one class of jobs: :mod:`spn.simulation.cluster_compiled`; other random streams,
-    so a seed repeats a run within one engine). ``replications`` is the number run
+    so a seed repeats a run within one engine); None: :func:`default_engine` (``net`` under
+    the paper's ``gate``, else ``cluster``). ``replications`` is the number run
     first (at least 2); with ``rel_precision`` (e.g. 0.01) they are the pilot of Stein's
     two-stage rule, and as many more are run as the pilot's variance says the interval
     of R needs for that relative half-width, up to ``max_replications``;
@@ -292,6 +308,7 @@ def simulate_description(desc, *, engine: str = "net", seed=None, replications: 
     phase across jobs, as the net does (see :class:`ClusterSimulator`).
     ``progress=True`` writes a progress line on stderr if it is a terminal.
     """
+    engine = default_engine(desc) if engine is None else engine
     if engine not in ENGINES:
         raise ModelError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "net":
