@@ -320,7 +320,10 @@ def test_a_one_class_description_is_one_class_in_the_default_queue():
     (only,) = job_classes(desc)
     assert (only.name, only.queue, only.workload, only.phases, only.edges) == (
         "mapreduce", "default", desc.workload, desc.phases, desc.edges)
-    assert [(q.name, q.capacity, q.max_capacity, q.policy) for q in queues_of(desc)] == [("default", 1.0, 1.0, "gate")]
+    # the default queue orders jobs by scheduler.policy (whatever a description without one defaults to)
+    assert [(q.name, q.capacity, q.max_capacity, q.policy) for q in queues_of(desc)] == [
+        ("default", 1.0, 1.0, desc.scheduler.policy)]
+    assert only.weight == 1.0
     assert desc.classes == () and desc.queues == ()
 
 
@@ -342,6 +345,7 @@ def test_queue_policies_default_to_the_schedulers_and_classes_share_one_queue_wi
     (["classes.etl.phases.map.tasks=12"], lambda d: d.classes[0].phases[0].tasks == 12),
     (["queues.1.policy=fifo", "classes.0.think_time=60"],
      lambda d: d.queues[1].policy == "fifo" and d.classes[0].workload.think_time == 60),
+    (["classes.dashboard.weight=2"], lambda d: [c.weight for c in d.classes] == [1.0, 2.0]),
 ])
 def test_overrides_address_classes_and_queues_by_name_or_index(sets, check):
     assert check(load_description(EXAMPLE, sets))
@@ -366,8 +370,9 @@ BAD = [
     (["classes.etl.users=0"], "classes[0] (etl).users: expected an integer >= 1, got 0"),
     (["classes.etl.think_time=1e12"], "classes[0] (etl).think_time: expected a number of seconds in [1e-06, 1e+09]"),
     (["queues.etl.policy=gate"], 'queues[0] (etl).policy: expected one of: fifo, fair, got "gate"'),
-    (["classes.etl.weight=2"], "--set classes.etl.weight=2: unknown key 'weight' in classes.etl (known keys: name, "
-                               "users, think_time, queue, phases, edges"),
+    (["classes.etl.weight=0"], "classes[0] (etl).weight: expected a number > 0, got 0"),
+    (["classes.etl.wieght=2"], "--set classes.etl.wieght=2: unknown key 'wieght' in classes.etl (known keys: name, "
+                               "users, think_time, queue, weight, phases, edges; did you mean 'weight'?)"),
 ]
 
 

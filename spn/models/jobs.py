@@ -22,7 +22,8 @@ jobs apart (``scheduler.policy``, as the cluster simulator reads it):
 - ``fifo``: a free container goes to the oldest job with a waiting task (allocation
   priority by slot, then by phase priority);
 - ``fair``: to the job with the fewest running tasks, ties to the oldest (an input gate
-  on each allocation compares the slots);
+  on each allocation compares the slots); with classes, the fewest running tasks divided
+  by the class's ``weight``, compared exactly (:func:`fair_steps`);
 - ``gate``: the paper's start gate with jobs kept apart: a job's first fork needs the
   capacity-scheduler token, which the last phase of the job before gives back once it
   has containers for all its tasks; a free container goes to a phase (by priority, ties
@@ -51,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -151,7 +153,7 @@ def build_classes(desc) -> ClassesNet:
     # the +1e-9 keeps 0.3 · 10 = 2.9999999999999996 at 3 containers, as the queue simulator does
     queue_specs = [(q.name, q.capacity, math.floor(q.max_capacity * C + 1e-9), q.policy) for q in queues]
     layout = _Layout(single=False)
-    net = _build(layout, specs, queue_specs, C, None, desc.name)
+    net = _build(layout, specs, queue_specs, C, None, desc.name, weights={c.name: c.weight for c in classes})
     class_nets = tuple(ClassNet(name, users, Z, layout.think(name), layout.finish(name))
                        for name, _, users, Z, _ in specs)
     queue_nets = []
@@ -200,11 +202,12 @@ class _Layout:
         return [(k, c, graph) for k in range(1, n + 1) for c, graph, _ in members]
 
 
-def _build(layout, specs, queues, containers, gate_policy, name):
+def _build(layout, specs, queues, containers, gate_policy, name, weights=None):
     """Compose the slots of every queue, add admission, job ends and the policies, expand, add the moves.
 
     ``specs``: (class, phase graph, users, think time, queue); ``queues``: (name, capacity,
-    most containers, policy); ``gate_policy``: the one-class policy, None with classes.
+    most containers, policy); ``gate_policy``: the one-class policy, None with classes;
+    ``weights``: the classes' fair-share weights (absent: 1).
     """
     ranks = sorted({float(g.nodes[v].get("priority", 0)) for _, g, _, _, _ in specs for v in g})
     rank = {p: r for r, p in enumerate(ranks)}
@@ -245,7 +248,7 @@ def _build(layout, specs, queues, containers, gate_policy, name):
     slots = {q: sizes[q] for q in sizes}
     for what in ("taken", "gap"):
         places += [Place(layout.marker(q, k, what)) for q in slots for k in range(1, slots[q] + 1)]
-    decorate = _Policies(layout, specs, queues, containers, gate_policy)
+    decorate = _Policies(layout, specs, queues, containers, gate_policy, weights or {})
     activities = [decorate(a, roles.get(a.name)) for a in net.activities]
     for q in slots:
         for k, c, _ in layout.slots_of(q, specs):
@@ -269,12 +272,16 @@ def _build(layout, specs, queues, containers, gate_policy, name):
 class _Policies:
     """Adds to an allocation or first fork what the scheduling rules need (arcs or input gates)."""
 
-    def __init__(self, layout, specs, queues, containers, gate_policy):
+    def __init__(self, layout, specs, queues, containers, gate_policy, weights):
         self.layout, self.gate_policy = layout, gate_policy
         self.slots = {q: layout.slots_of(q, specs) for q, _, _, _ in queues}
         self.queues = queues
         self.policy_of = {q: policy for q, _, _, policy in queues}
         self.containers = containers
+        self._group_cache = {}
+        # per queue, each class's running tasks count fair_steps times in the fair order
+        self.steps = {q: fair_steps({c: weights.get(c, 1.0) for c, _, _, _, queue in specs if queue == q})
+                      for q, _, _, _ in queues}
 
     def __call__(self, activity, role):
         if role is None:
@@ -298,20 +305,39 @@ class _Policies:
             return activity
         return dataclasses.replace(activity, input_gates=activity.input_gates + tuple(gates))
 
-    def _tasks(self, m, q, place):
-        """Per slot of queue q (rows), the tokens of ``place`` (PW or PR) summed over its classes' phases."""
-        n = max(k for k, _, _ in self.slots[q])
-        total = [0] * n
-        for k, c, graph in self.slots[q]:
-            for v in graph.nodes:
-                total[k - 1] = total[k - 1] + m[f"{self.layout.job(q, k, c)}{v}.{place}"]
-        return np.stack([np.broadcast_to(np.asarray(t, dtype=np.int64), (len(m),)) for t in total])
+    def _tasks(self, m, q, place, steps=None, dtype=np.int64):
+        """Per slot of queue q (rows), the tokens of ``place`` (PW or PR) summed over its classes' phases,
+        each class's counted ``steps[class]`` times (``dtype`` object: Python integers, never overflowing).
+
+        Every gate of every allocation asks this for each block of markings, so the places are
+        gathered in one call (:meth:`~spn.net.core.MarkingView.totals`), not read one by one."""
+        groups, classes, into = self._groups(q, place)
+        sums = m.totals(groups)
+        if steps is not None:
+            sums = sums.astype(dtype) * np.array([steps[c] for c in classes], dtype=dtype)
+        return (sums @ into.astype(sums.dtype)).T
+
+    def _groups(self, q, place):
+        """The places of ``place`` per (slot, class) of queue q, their classes, and which slot each is in."""
+        key = (q, place)
+        if key not in self._group_cache:
+            specs = self.slots[q]
+            groups = [tuple(f"{self.layout.job(q, k, c)}{v}.{place}" for v in graph.nodes) for k, c, graph in specs]
+            into = np.zeros((len(specs), max(k for k, _, _ in specs)), dtype=np.int64)
+            into[np.arange(len(specs)), [k - 1 for k, _, _ in specs]] = 1
+            self._group_cache[key] = (groups, [c for _, c, _ in specs], into)
+        return self._group_cache[key]
 
     def _fewest_running(self, q, k):
-        """Predicate: slot k holds the job of queue q with a waiting task that runs the fewest tasks, oldest first."""
+        """Predicate: slot k holds the job of queue q with a waiting task whose running tasks / weight is
+        smallest, oldest first (exactly: running times the class's integer step, :func:`fair_steps`)."""
+        steps = self.steps[q]
+        never = max(steps.values()) * (self.containers + 1)        # above every job's key
+        dtype = np.int64 if never < np.iinfo(np.int64).max else object
+
         def predicate(m):
-            waiting, running = self._tasks(m, q, "PW"), self._tasks(m, q, "PR")
-            key = np.where(waiting > 0, running, np.iinfo(np.int64).max)
+            waiting, running = self._tasks(m, q, "PW"), self._tasks(m, q, "PR", steps, dtype)
+            key = np.where(waiting > 0, running, never)
             return np.argmin(key, axis=0) == k - 1        # argmin takes the first (oldest) of equal keys
         return predicate
 
@@ -331,6 +357,26 @@ class _Policies:
             first = np.argmax(keys <= best + RATIO_TIE, axis=0)   # ties: the queue listed first
             return (first == index) & np.isfinite(best)
         return predicate
+
+
+def fair_steps(weights) -> dict:
+    """The integer each running task of a class counts in a fair queue: ``{class: weight}`` -> ``{class: step}``.
+
+    running / weight orders jobs as running · step does, with step = L / weight the smallest
+    integers proportional to 1 / weight; each weight is read as the shortest decimal that
+    gives it back, so equal ratios tie exactly (3 tasks at weight 0.3 and 1 at 0.1) and equal
+    weights all step 1 (the unweighted order).
+
+    >>> fair_steps({"a": 2.0, "b": 1.0, "c": 0.5})
+    {'a': 1, 'b': 2, 'c': 4}
+    >>> fair_steps({"a": 0.3, "b": 0.1}), fair_steps({"a": 2.5, "b": 2.5})
+    ({'a': 1, 'b': 3}, {'a': 1, 'b': 1})
+    """
+    inverse = {c: 1 / Fraction(repr(float(w))) for c, w in weights.items()}
+    scale = math.lcm(*(f.denominator for f in inverse.values()))
+    steps = {c: int(f * scale) for c, f in inverse.items()}
+    common = math.gcd(*steps.values())
+    return {c: step // common for c, step in steps.items()}
 
 
 def _moves(net, layout, q, slots, control):

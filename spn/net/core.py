@@ -75,6 +75,34 @@ class MarkingView:
             return self.markings[:, stages].sum(axis=1, dtype=np.int64)
         raise ModelError(f"unknown place {place!r}")
 
+    def totals(self, groups) -> np.ndarray:
+        """(markings, groups) array: the tokens of each group of places, summed, in every marking.
+
+        One gather and one product for any number of places, where a loop of ``m["P"]``
+        costs a call per place: gates that compare sums over many places (a scheduler's
+        running tasks per job) are evaluated for every block of markings while exploring.
+
+        >>> v = MarkingView(np.array([[1, 2, 3], [4, 5, 6]]), {"a": 0, "b": 1, "c": 2})
+        >>> v.totals([("a", "b"), ("c",), ()])
+        array([[3, 3, 0],
+               [9, 6, 0]])
+        """
+        columns, member = [], []
+        for g, places in enumerate(groups):
+            for place in places:
+                j = self._index.get(place)
+                if j is not None:
+                    found = [j]
+                elif place in self._aggregates:
+                    found = list(self._aggregates[place])
+                else:
+                    raise ModelError(f"unknown place {place!r}")
+                columns += found
+                member += [g] * len(found)
+        indicator = np.zeros((len(columns), len(groups)), dtype=np.int64)
+        indicator[np.arange(len(columns)), member] = 1
+        return self.markings[:, columns].astype(np.int64) @ indicator
+
     def __setitem__(self, place: str, value) -> None:
         j = self._index.get(place)
         if j is None:

@@ -11,7 +11,10 @@ preemption (docs/design.md §4.6, §7.2):
   fewer containers than their maximum, to the queue with the smallest
   used / (capacity · C), ties to the queue listed first;
 - inside the queue, to a job by the queue's ``policy``: ``fifo`` the oldest job of the
-  queue, ``fair`` the job with the fewest running tasks (ties to the oldest);
+  queue, ``fair`` the job with the smallest running tasks / ``weight`` of its class (ties
+  to the oldest), compared exactly: each weight is read as the decimal it prints as, and
+  the key is the integer running · (P / W_c), W_c the weights scaled to integers and P
+  their least common multiple (written apart from the net's :func:`spn.models.jobs.fair_steps`);
 - inside the job, to its waiting phase of the highest ``priority``, ties equally likely.
 
 Everything else is :class:`~spn.simulation.cluster.ClusterSimulator`'s ``fifo``/``fair``
@@ -41,6 +44,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
@@ -92,6 +96,8 @@ class _JobClass:
         self.tasks = [p.tasks for p in phases]
         self.priority = [float(p.priority) for p in phases]
         self.uniform_priority = len(set(self.priority)) == 1
+        self.weight = Decimal(repr(float(job_class.weight)))    # the weight as written (0.3, not 0.29999...)
+        self.fair_step = 1          # what one running task adds to a job's key in a fair queue (set per queue)
         self.laws = [laws.get(p.name) or phase_distribution(p) for p in phases]
         self.succ = [[] for _ in phases]
         self.n_preds = [0] * len(phases)
@@ -100,6 +106,22 @@ class _JobClass:
             self.n_preds[index[b]] += 1
         self.sources = [k for k in range(len(phases)) if self.n_preds[k] == 0]
         self.n_sinks = sum(1 for k in range(len(phases)) if not self.succ[k])
+
+
+def _set_fair_steps(members) -> None:
+    """Give the classes of one queue integer ``fair_step`` ∝ 1 / weight: running · step orders as running / weight.
+
+    Every weight times 10^e is an integer W_c (e: the most decimal places); the step is
+    lcm(W) / W_c, so equal ratios tie exactly and equal weights step 1.
+    """
+    if not members:
+        return
+    decimals = [jc.weight.as_tuple() for jc in members]            # (sign, digits, exponent), exact
+    places = max(-min(d.exponent, 0) for d in decimals)
+    scaled = [int("".join(map(str, d.digits))) * 10 ** (d.exponent + places) for d in decimals]
+    common = math.lcm(*scaled)
+    for jc, w in zip(members, scaled):
+        jc.fair_step = common // w
 
 
 class QueueSimulator:
@@ -137,6 +159,8 @@ class QueueSimulator:
                                  f"is less than one container, so class {job_class.name}'s jobs could never run")
             self.classes.append(_JobClass(job_class, q, laws.get(job_class.name, {})))
         self.class_names = [c.name for c in self.classes]
+        for q in range(len(queues)):
+            _set_fair_steps([jc for jc in self.classes if jc.queue == q])
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
             deadline: float | None = None) -> QueueReplication:
@@ -166,7 +190,7 @@ class QueueSimulator:
             for _ in range(jc.users):
                 heappush(heap, (next(expo) * jc.think_time, seq, None, c))
                 seq += 1
-        # per queue, the jobs with waiting tasks: fifo (seq, job); fair (running / weight, seq, version, job),
+        # per queue, the jobs with waiting tasks: fifo (seq, job); fair (running · fair_step, seq, version, job),
         # stale entries (version not the job's) dropped as they surface (as in ClusterSimulator._run_by_job)
         ready = [[] for _ in range(n_queues)]
         used = [0] * n_queues         # containers each queue holds
@@ -249,7 +273,7 @@ class QueueSimulator:
             q = jc.queue
             if fair[q] and job.phases:               # the job's key changed (or it has tasks waiting anew)
                 job.version += 1
-                heappush(ready[q], (job.running / job.weight, job.seq, job.version, job))
+                heappush(ready[q], (job.running * jc.fair_step, job.seq, job.version, job))
                 if len(ready[q]) > 4 * in_system + 64:   # drop stale entries
                     ready[q] = [entry for entry in ready[q] if entry[2] == entry[3].version]
                     heapq.heapify(ready[q])
@@ -292,7 +316,7 @@ class QueueSimulator:
                     heappop(waiting_jobs)
                 elif fair[best]:
                     job.version += 1
-                    heapreplace(waiting_jobs, (job.running / job.weight, job.seq, job.version, job))
+                    heapreplace(waiting_jobs, (job.running * jc.fair_step, job.seq, job.version, job))
         return QueueReplication(
             start=window_start, duration=t - window_start, completions=ended - warmup,
             response_sum=response_sum, busy_area=busy_area, jobs_in_system_area=jobs_area,
