@@ -123,7 +123,7 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
     """
     from spn.analysis.solve import solve_application
     from spn.description.model import require_single_class
-    from spn.solvers.passage import execution_time_distribution
+    from spn.solvers.passage_slots import tagged_job_distribution
 
     require_single_class(desc, "spn plan and spn sweep")
     percentiles = tuple(float(q) for q in percentiles)
@@ -139,8 +139,8 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
         def show(niter, x, residual):
             print(f"\rdistribution: {niter:,} uniformisation steps, P(still running) = {residual:.2g}",
                   end="", file=sys.stderr, flush=True)
-    dist = execution_time_distribution(ss, result.x, users=app.users, end_activity=app.end_activity,
-                                       think_place=app.think_place, atol=atol, callback=show)
+    # by slot on a job-identity net: under fifo and fair a younger job may end first
+    dist = tagged_job_distribution(desc, app, ss, result.x, atol=atol, callback=show)
     if dist.niter >= 1000 and show is not None:
         print(file=sys.stderr)
     values = dist.percentiles(percentiles) if percentiles else {}

@@ -104,6 +104,11 @@ def slot_prefix(k: int) -> str:
     return f"job{k}/"
 
 
+def tag_place(k: int) -> str:
+    """The place of a tagged one-class net (``build_jobs(..., tagged=True)``) marking the job in slot k."""
+    return f"{slot_prefix(k)}tag"
+
+
 def application_net(desc) -> ApplicationNet:
     """The net of a one-class description under its ``scheduler.policy``: the paper's net for
     ``gate``, the job-identity net for ``fifo`` and ``fair``.
@@ -117,10 +122,14 @@ def application_net(desc) -> ApplicationNet:
     return build_jobs(desc)
 
 
-def build_jobs(desc, *, policy: str | None = None) -> ApplicationNet:
+def build_jobs(desc, *, policy: str | None = None, tagged: bool = False) -> ApplicationNet:
     """The job-identity net of a one-class description under ``policy`` (default: the description's).
 
     The returned net is already Erlang-expanded (the slot moves need the stage places).
+    ``tagged=True`` adds a place :func:`tag_place` per slot: a token there marks one job
+    (the tagged job of a passage time) and moves up with the job's places when older jobs
+    end; when the tagged job ends, its token is removed. Nothing else depends on it, so
+    the tagged net's markings without a tag behave as the untagged net's.
     """
     policy = desc.scheduler.policy if policy is None else policy
     if policy not in POLICIES:
@@ -130,7 +139,7 @@ def build_jobs(desc, *, policy: str | None = None) -> ApplicationNet:
     users, containers = desc.workload.users, desc.cluster.containers
     layout = _Layout(single=True)
     net = _build(layout, [(desc.name, graph, users, desc.workload.think_time, "default")],
-                 [("default", 1.0, containers, policy)], containers, policy, desc.name)
+                 [("default", 1.0, containers, policy)], containers, policy, desc.name, tagged=tagged)
     gate_phase = job_flow(graph, control=0).gate_phase
     return ApplicationNet(net, "finish", gate_phase, users, desc.workload.think_time, containers)
 
@@ -202,7 +211,7 @@ class _Layout:
         return [(k, c, graph) for k in range(1, n + 1) for c, graph, _ in members]
 
 
-def _build(layout, specs, queues, containers, gate_policy, name, weights=None):
+def _build(layout, specs, queues, containers, gate_policy, name, weights=None, tagged=False):
     """Compose the slots of every queue, add admission, job ends and the policies, expand, add the moves.
 
     ``specs``: (class, phase graph, users, think time, queue); ``queues``: (name, capacity,
@@ -246,6 +255,8 @@ def _build(layout, specs, queues, containers, gate_policy, name, weights=None):
 
     places = list(net.places) + [Place(layout.ended(c)) for c, *_ in specs]
     slots = {q: sizes[q] for q in sizes}
+    if tagged:      # under the slot's prefix, so that the moves carry the tag with its job
+        places += [Place(tag_place(k)) for k in range(1, slots["default"] + 1)]
     for what in ("taken", "gap"):
         places += [Place(layout.marker(q, k, what)) for q in slots for k in range(1, slots[q] + 1)]
     decorate = _Policies(layout, specs, queues, containers, gate_policy, weights or {})
@@ -257,9 +268,13 @@ def _build(layout, specs, queues, containers, gate_policy, name, weights=None):
             activities.append(InstantActivity(
                 layout.per_class(q, k, "admit", c), inputs={layout.waiting(c): 1, **older},
                 inhibitors={taken: 1}, outputs={**older, taken: 1, f"{prefix}submitted": 1}, priority=control))
-            activities.append(InstantActivity(
+            end = InstantActivity(
                 layout.per_class(q, k, "end", c), inputs={f"{prefix}done": 1, taken: 1},
-                outputs={layout.ended(c): 1, layout.marker(q, k, "gap"): 1}, priority=control))
+                outputs={layout.ended(c): 1, layout.marker(q, k, "gap"): 1}, priority=control)
+            if tagged:  # the tagged job's end takes its tag (before any move could bring another one in)
+                activities.append(dataclasses.replace(end, inhibitors={tag_place(k): 1}))
+                end = dataclasses.replace(end, name=f"{end.name}.tagged", inputs={**end.inputs, tag_place(k): 1})
+            activities.append(end)
     for c, *_ in specs:
         activities.append(InstantActivity(layout.finish(c), inputs={layout.ended(c): 1},
                                           outputs={layout.think(c): 1}, priority=control))

@@ -131,8 +131,13 @@ class ClusterSimulator:
     (as the net's "PF >= T" does with anonymous tokens). Comparing both settings
     measures what that assumption changes. It goes with the net's policy, ``gate``.
 
+    ``response_times``: set it to a list to have every measured job's execution time
+    appended to it (the distribution behind the mean: percentiles to check the exact ones).
+
     A description with query classes and queues is :class:`~spn.simulation.queues.QueueSimulator`'s.
     """
+
+    response_times: list | None = None
 
     def __init__(self, desc, laws=None, *, pool_finished_tasks: bool = False, policy: str | None = None):
         require_single_class(desc, "ClusterSimulator", instead="spn.simulation.queues.QueueSimulator")
@@ -235,6 +240,7 @@ class ClusterSimulator:
         stop = warmup + length
         window_start = 0.0 if warmup == 0 else -1.0
         response_sum = 0.0
+        record = self.response_times
         busy_area = 0.0
         jobs_area = 0.0
         last = 0.0
@@ -284,6 +290,8 @@ class ClusterSimulator:
                             ended += 1
                             if ended > warmup:
                                 response_sum += t - job.submitted
+                                if record is not None:
+                                    record.append(t - job.submitted)
                             elif ended == warmup:
                                 window_start = t
                                 busy_area = jobs_area = 0.0
@@ -370,6 +378,7 @@ class ClusterSimulator:
         stop = warmup + length
         window_start = 0.0 if warmup == 0 else -1.0
         response_sum = 0.0
+        record = self.response_times
         busy_area = 0.0
         jobs_area = 0.0
         last = 0.0
@@ -413,6 +422,8 @@ class ClusterSimulator:
                             ended += 1
                             if ended > warmup:
                                 response_sum += t - job.submitted
+                                if record is not None:
+                                    record.append(t - job.submitted)
                             elif ended == warmup:
                                 window_start = t
                                 busy_area = jobs_area = 0.0

@@ -48,7 +48,7 @@ SMALL = 20_000
 
 
 def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
-            engine: str = "auto") -> StateSpace:
+            engine: str = "auto", starts=None) -> StateSpace:
     """Generate the tangible reachability graph of ``net``.
 
     Erlang activities are expanded first (:func:`spn.net.erlang.expand_erlang`).
@@ -65,10 +65,18 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
     the compiled one gives up (vanishing loops, traps). Until this installation
     has compiled the engine (:mod:`spn.kernels`), ``auto`` takes the NumPy
     engine and has it compiled in the background.
+
+    ``starts``: explore from each of these markings (rows, in the order of the
+    expanded net's places) instead of the initial marking, with the NumPy engine
+    (a passage time starts from the states a tagged job can arrive in).
     """
     if engine not in ("auto", "numpy", "compiled"):
         raise ValueError(f"unknown exploration engine {engine!r}: auto, numpy or compiled")
     try:
+        if starts is not None:
+            started = time.perf_counter()
+            net = expand_erlang(net)
+            return from_parts(net, frontier.explore_frontier(net, max_states, progress, started, starts), started)
         return _explore(net, max_states, progress, engine)
     except MemoryError:     # the estimate of spn.statespace.guards missed: still a clean stop
         raise StateSpaceLimitError("ran out of memory while exploring the state space: solve a smaller "

@@ -37,9 +37,10 @@ _COPIES = 8
 MAX_LOOP_ENTRIES = 1 << 24
 
 
-def explore_frontier(net: Net, max_states: int, progress: bool, started: float) -> Parts:
-    """Explore an Erlang-expanded net a frontier at a time."""
-    return _Explorer(net, max_states, progress).run(started)
+def explore_frontier(net: Net, max_states: int, progress: bool, started: float, starts=None) -> Parts:
+    """Explore an Erlang-expanded net a frontier at a time, from its initial marking or from
+    each row of ``starts`` (markings, equally weighted in ``initial``)."""
+    return _Explorer(net, max_states, progress).run(started, starts)
 
 
 def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
@@ -324,10 +325,10 @@ class _Explorer:
                           row_bytes=self.index.row_bytes)
         return ids, new
 
-    def run(self, started: float) -> Parts:
+    def run(self, started: float, starts=None) -> Parts:
         net = self.net
-        m0 = net.initial_marking()[None, :]
-        src0, mark0, w0 = self._resolve(np.array([-1]), np.array([1.0]), m0)
+        m0 = net.initial_marking()[None, :] if starts is None else np.asarray(starts, dtype=MARKING_DTYPE)
+        src0, mark0, w0 = self._resolve(np.full(len(m0), -1), np.full(len(m0), 1 / len(m0)), m0)
         ids0, frontier = self._add_states(mark0)
         last_report = time.perf_counter()
         while frontier.size:
