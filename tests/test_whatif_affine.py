@@ -38,7 +38,6 @@ from spn.logs.spark_stages import successful_tasks
 from spn.logs.task_profile import PARTS, TaskParts, task_parts, task_sizes
 from tests.whatif_logs import (
     DESERIALIZE_MS,
-    EXECUTORS,
     FETCH_WAIT_MS,
     INPUT_COMPUTE_MS,
     INPUT_PER_TASK,
@@ -46,6 +45,7 @@ from tests.whatif_logs import (
     MB,
     SHUFFLE_WRITE_MS,
     _task,
+    log_start,
     pilot_log,
 )
 
@@ -74,19 +74,7 @@ def shuffle_log(path, stages, *, partitions=4):
                 "Parent IDs": [sid - 1] if sid else [], **info, **extra}
 
     counts = [4] + [len(tasks) for tasks in stages]
-    events = [
-        {"Event": "SparkListenerLogStart", "Spark Version": "2.4.0"},
-        {"Event": "SparkListenerApplicationStart", "App Name": "affine", "App ID": "application_1_0002",
-         "Timestamp": 0, "User": "test"},
-        {"Event": "SparkListenerEnvironmentUpdate",
-         "Spark Properties": {"spark.master": "yarn", "spark.executor.instances": "2", "spark.executor.cores": "2",
-                              "spark.sql.shuffle.partitions": str(partitions)}},
-        *({"Event": "SparkListenerExecutorAdded", "Timestamp": 100, "Executor ID": e,
-           "Executor Info": {"Host": h, "Total Cores": 2}} for e, h in EXECUTORS.items()),
-        {"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 500,
-         "Stage Infos": [stage_info(s, n) for s, n in enumerate(counts)], "Stage IDs": list(range(len(counts))),
-         "Properties": {}},
-    ]
+    events = log_start("affine", "application_1_0002", partitions, [stage_info(s, n) for s, n in enumerate(counts)])
     start, task_id = 1000, 0
     for sid, n in enumerate(counts):
         ends = []

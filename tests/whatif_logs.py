@@ -56,6 +56,22 @@ def _task(stage, index, task_id, launch, *, executor, run_ms, fetch_wait_ms=0, w
     }
 
 
+def log_start(app_name, app_id, partitions, stage_infos) -> list:
+    """The events before the first stage: the application on the pilot's 2 executors, one job of ``stage_infos``."""
+    return [
+        {"Event": "SparkListenerLogStart", "Spark Version": "2.4.0"},
+        {"Event": "SparkListenerApplicationStart", "App Name": app_name, "App ID": app_id,
+         "Timestamp": 0, "User": "test"},
+        {"Event": "SparkListenerEnvironmentUpdate",
+         "Spark Properties": {"spark.master": "yarn", "spark.executor.instances": "2", "spark.executor.cores": "2",
+                              "spark.sql.shuffle.partitions": str(partitions)}},
+        *({"Event": "SparkListenerExecutorAdded", "Timestamp": 100, "Executor ID": e,
+           "Executor Info": {"Host": h, "Total Cores": 2}} for e, h in EXECUTORS.items()),
+        {"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 500,
+         "Stage Infos": stage_infos, "Stage IDs": [i["Stage ID"] for i in stage_infos], "Properties": {}},
+    ]
+
+
 def pilot_log(path, *, input_tasks: int = 4, shuffle_compute_ms=SHUFFLE_COMPUTE_MS, partitions: int = 4) -> Path:
     """Write the pilot's log to ``path`` (see the module doc) and return it."""
     waves = -(-input_tasks // 4)
@@ -69,19 +85,9 @@ def pilot_log(path, *, input_tasks: int = 4, shuffle_compute_ms=SHUFFLE_COMPUTE_
                 "Parent IDs": parents, "RDD Info": [], "Details": "", "Accumulables": [], **extra}
 
     stages = [(0, input_tasks, [])] + ([(1, len(shuffle_compute_ms), [0])] if shuffle_compute_ms else [])
-    events = [
-        {"Event": "SparkListenerLogStart", "Spark Version": "2.4.0"},
-        {"Event": "SparkListenerApplicationStart", "App Name": "whatif-pilot", "App ID": "application_1_0001",
-         "Timestamp": 0, "User": "test"},
-        {"Event": "SparkListenerEnvironmentUpdate",
-         "Spark Properties": {"spark.master": "yarn", "spark.executor.instances": "2", "spark.executor.cores": "2",
-                              "spark.sql.shuffle.partitions": str(partitions)}},
-        *({"Event": "SparkListenerExecutorAdded", "Timestamp": 100, "Executor ID": e,
-           "Executor Info": {"Host": h, "Total Cores": 2}} for e, h in EXECUTORS.items()),
-        {"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 500,
-         "Stage Infos": [info(*s) for s in stages], "Stage IDs": [s[0] for s in stages], "Properties": {}},
-        {"Event": "SparkListenerStageSubmitted", "Stage Info": info(0, input_tasks, [], **{"Submission Time": 1000})},
-    ]
+    events = [*log_start("whatif-pilot", "application_1_0001", partitions, [info(*s) for s in stages]),
+              {"Event": "SparkListenerStageSubmitted",
+               "Stage Info": info(0, input_tasks, [], **{"Submission Time": 1000})}]
     task_id = 0
     for i in range(input_tasks):
         events.append(_task(0, i, task_id, 1000 + 2000 * (i // 4), executor="1" if i % 4 < 2 else "2",
