@@ -204,6 +204,14 @@ def test_weight_defaults_to_1_and_set_changes_it():
     assert parse_description(data, ["classes.0.weight=2"]).classes[0].weight == 2.0
 
 
+def test_both_reports_name_each_class_weight_in_their_json():
+    desc = one_fair_queue(containers=3, a=A, b=B, weights=(2, 0.5))
+    exact = solve_description(desc).as_dict()["classes"]
+    simulated = simulate_description(desc, engine="cluster", seed=1, replications=2).as_dict()["classes"]
+    assert {name: c["weight"] for name, c in exact.items()} == {"a": 2.0, "b": 0.5}
+    assert {name: c["weight"] for name, c in simulated.items()} == {"a": 2.0, "b": 0.5}
+
+
 @pytest.mark.parametrize("value, message", [
     (0, "classes[0] (etl).weight: expected a number > 0, got 0"),
     (-2.5, "classes[0] (etl).weight: expected a number > 0, got -2.5"),

@@ -65,7 +65,8 @@ class ClassesSolveReport:
             "containers": self.containers,
             "classes": {c.name: {"mean_execution_time": per_class[c.name].mean_execution_time,
                                  "throughput": per_class[c.name].throughput, "users": c.workload.users,
-                                 "think_time": c.workload.think_time, "queue": c.queue}
+                                 "think_time": c.workload.think_time, "queue": c.queue,
+                                 "weight": c.weight}
                         for c in self.classes},
             "queues": {q.name: {"utilization": self.measures.queue_utilization[q.name], "capacity": q.capacity,
                                 "max_capacity": q.max_capacity, "policy": q.policy} for q in self.queues},

@@ -120,7 +120,7 @@ class SimulationReport:
     #: the run was stopped by ``max_seconds`` before its stopping rule or ``replications`` was met
     time_limited: bool = False
     #: query classes: ``{name: {"mean_execution_time": Estimate, "throughput": Estimate, "users": N_c,
-    #: "think_time": Z_c, "queue": name}}`` (empty for a one-class description)
+    #: "think_time": Z_c, "queue": name, "weight": w_c}}`` (empty for a one-class description)
     classes: dict = field(default_factory=dict)
     #: queues: ``{name: {"utilization": Estimate, "capacity": ..., "max_capacity": ..., "policy": ...}}``
     queues: dict = field(default_factory=dict)
@@ -135,7 +135,8 @@ class SimulationReport:
                        "rel_half_width": c["mean_execution_time"].rel_half_width,
                        "throughput": c["throughput"].value, "throughput_ci_low": c["throughput"].ci_low,
                        "throughput_ci_high": c["throughput"].ci_high,
-                       "users": c["users"], "think_time": c["think_time"], "queue": c["queue"]}
+                       "users": c["users"], "think_time": c["think_time"], "queue": c["queue"],
+                       "weight": c["weight"]}
                 for name, c in self.classes.items()}
             result["queues"] = {
                 name: {"utilization": q["utilization"].value, "utilization_ci_low": q["utilization"].ci_low,
@@ -427,7 +428,8 @@ def _class_and_queue_estimates(desc, data, confidence, pilot) -> tuple[dict, dic
         classes[job_class.name] = {
             "mean_execution_time": _class_estimate(responses, done, done, confidence, pilot),
             "throughput": _class_estimate(done, T, done, confidence, pilot),
-            "users": job_class.workload.users, "think_time": job_class.workload.think_time, "queue": job_class.queue}
+            "users": job_class.workload.users, "think_time": job_class.workload.think_time, "queue": job_class.queue,
+            "weight": job_class.weight}
     first_queue = _CLASS_COLUMNS + 2 * len(desc.classes)
     queues = {
         queue.name: {"utilization": ratio_estimate(data[:, first_queue + q], desc.cluster.containers * T, confidence,
