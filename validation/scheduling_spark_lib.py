@@ -253,7 +253,10 @@ def description(shape: Shape, users: int, policy: str, cal: dict, slots: int = K
 
 
 def pct(x: float) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:+.1f} %"
+    """``+3.1 %``; an error that rounds to zero is ``0.0 %``, never ``-0.0 %``."""
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    return "0.0 %" if round(100 * x, 1) == 0 else f"{100 * x:+.1f} %"
 
 
 def pm(mean: float, hw: float) -> str:
