@@ -64,9 +64,7 @@ class ClassesSolveReport:
             "users": sum(c.workload.users for c in self.classes),
             "containers": self.containers,
             "classes": {c.name: {"mean_execution_time": per_class[c.name].mean_execution_time,
-                                 "throughput": per_class[c.name].throughput, "users": c.workload.users,
-                                 "think_time": c.workload.think_time, "queue": c.queue,
-                                 "weight": c.weight}
+                                 "throughput": per_class[c.name].throughput, **c.facts()}
                         for c in self.classes},
             "queues": {q.name: {"utilization": self.measures.queue_utilization[q.name], "capacity": q.capacity,
                                 "max_capacity": q.max_capacity, "policy": q.policy} for q in self.queues},

@@ -124,6 +124,8 @@ class QueryClass:
     >>> dashboard = QueryClass("dashboard", Workload(4, 30.0), (Phase("scan", tasks=2, task_time=1.0),), ())
     >>> dashboard.queue, dashboard.weight
     ('default', 1.0)
+    >>> dashboard.facts()
+    {'users': 4, 'think_time': 30.0, 'queue': 'default', 'weight': 1.0}
     """
 
     name: str
@@ -132,6 +134,11 @@ class QueryClass:
     edges: tuple[tuple[str, str], ...]
     queue: str = "default"
     weight: float = 1.0
+
+    def facts(self) -> dict:
+        """What a report says of the class beside its measures (``spn solve/simulate --json``)."""
+        return {"users": self.workload.users, "think_time": self.workload.think_time, "queue": self.queue,
+                "weight": self.weight}
 
 
 @dataclass(frozen=True)

@@ -119,8 +119,8 @@ class SimulationReport:
     policy: str = "gate"
     #: the run was stopped by ``max_seconds`` before its stopping rule or ``replications`` was met
     time_limited: bool = False
-    #: query classes: ``{name: {"mean_execution_time": Estimate, "throughput": Estimate, "users": N_c,
-    #: "think_time": Z_c, "queue": name, "weight": w_c}}`` (empty for a one-class description)
+    #: query classes: ``{name: {"mean_execution_time": Estimate, "throughput": Estimate, "facts":
+    #: QueryClass.facts()}}`` (empty for a one-class description)
     classes: dict = field(default_factory=dict)
     #: queues: ``{name: {"utilization": Estimate, "capacity": ..., "max_capacity": ..., "policy": ...}}``
     queues: dict = field(default_factory=dict)
@@ -134,9 +134,7 @@ class SimulationReport:
                        "ci_low": c["mean_execution_time"].ci_low, "ci_high": c["mean_execution_time"].ci_high,
                        "rel_half_width": c["mean_execution_time"].rel_half_width,
                        "throughput": c["throughput"].value, "throughput_ci_low": c["throughput"].ci_low,
-                       "throughput_ci_high": c["throughput"].ci_high,
-                       "users": c["users"], "think_time": c["think_time"], "queue": c["queue"],
-                       "weight": c["weight"]}
+                       "throughput_ci_high": c["throughput"].ci_high, **c["facts"]}
                 for name, c in self.classes.items()}
             result["queues"] = {
                 name: {"utilization": q["utilization"].value, "utilization_ci_low": q["utilization"].ci_low,
@@ -427,9 +425,7 @@ def _class_and_queue_estimates(desc, data, confidence, pilot) -> tuple[dict, dic
                              f"measure more jobs per replication (--jobs) or run more replications")
         classes[job_class.name] = {
             "mean_execution_time": _class_estimate(responses, done, done, confidence, pilot),
-            "throughput": _class_estimate(done, T, done, confidence, pilot),
-            "users": job_class.workload.users, "think_time": job_class.workload.think_time, "queue": job_class.queue,
-            "weight": job_class.weight}
+            "throughput": _class_estimate(done, T, done, confidence, pilot), "facts": job_class.facts()}
     first_queue = _CLASS_COLUMNS + 2 * len(desc.classes)
     queues = {
         queue.name: {"utilization": ratio_estimate(data[:, first_queue + q], desc.cluster.containers * T, confidence,
