@@ -37,9 +37,9 @@ SIMULATION_PRECISION = 0.005
 SIMULATION_SECONDS = 60.0
 #: the widest relative error bound at which ``spn solve`` takes the job-alone method over a simulation
 ALONE_MAX_ERROR = 0.01
-#: tangible states past which ``spn solve`` simulates a net with input gates (``fair``, several
-#: queues) rather than explore on: the NumPy engine explores those at 5,000-100,000 states/s,
-#: where the compiled engine takes plain nets at about a million
+#: tangible states past which ``spn solve`` simulates a net whose gates the compiled engine cannot
+#: read (choice gates whose sums are not exact in a double: fair-queue weights of huge integer steps),
+#: rather than explore on with the NumPy engine (5,000-100,000 states/s on such nets)
 GATED_MAX_STATES = 200_000
 
 
@@ -191,12 +191,11 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
                                  raise_on_nonconvergence=raise_on_nonconvergence).report
     reason = choose_method(desc, max_states)
     if reason is None:
-        limit = min(max_states, GATED_MAX_STATES) if desc.scheduler.policy == "fair" else max_states
-        try:
-            return solve_application(desc, method=method, rtol=rtol, max_states=limit, progress=progress,
+        try:        # (one class: a fair queue's steps are all 1, and the compiled engine reads its gates)
+            return solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
                                      raise_on_nonconvergence=raise_on_nonconvergence).report
         except StateSpaceLimitError as error:
-            reason = exploration_stopped(error, max_states, limit)
+            reason = exploration_stopped(error, max_states, max_states)
     alone = alone_for_solve(desc, reason, started=started)
     if isinstance(alone, AloneSolveReport):
         return alone
@@ -210,8 +209,8 @@ def exploration_stopped(error: StateSpaceLimitError, max_states: int, limit: int
     if error.option != "max_states":
         return f"the chain does not fit in memory ({error})"
     if limit < max_states:
-        return (f"the chain has more than {limit:,} tangible states, the limit for a net with input gates "
-                f"(fair or several queues), which the NumPy engine explores")
+        return (f"the chain has more than {limit:,} tangible states, the limit for a net whose gates only the "
+                f"NumPy engine reads (fair-queue weights whose steps are too large for exact comparison in a double)")
     return f"the chain has more than {max_states:,} tangible states (max_states)"
 
 

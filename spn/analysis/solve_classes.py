@@ -96,7 +96,7 @@ def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states:
 
     model = build_classes(desc)
     chooses = fallback and method == "auto"
-    limit = min(max_states, GATED_MAX_STATES) if chooses and not is_plain(model.net) else max_states
+    limit = min(max_states, GATED_MAX_STATES) if chooses and not is_plain(model.net, choices=True) else max_states
     try:
         ss = explore(model.net, max_states=limit, progress=progress)
     except StateSpaceLimitError as error:

@@ -96,8 +96,7 @@ def register(commands) -> None:
         method_help="auto (default), exact or a solver name; with query classes auto simulates a point past "
                     "--max-states (as spn solve does) and simulation simulates every point",
         max_states_help="one class: a point past N tangible states fails (recorded in its error column); query "
-                        "classes: past N (or 200,000 for a net with gates, as spn solve), --method auto simulates "
-                        "it (default: %(default)s)",
+                        "classes: past N, --method auto simulates it, as spn solve does (default: %(default)s)",
         json_help="print a JSON summary instead of a line")
     sweep.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
                        help="query classes, a point that simulates: relative half-width of the 95 %% intervals "

@@ -54,13 +54,12 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
 from spn.description.model import POLICIES, job_classes, queues_of
 from spn.exceptions import ModelError
 from spn.models import submodels
 from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, job_flow
 from spn.net import InputGate, InstantActivity, Net, Place
+from spn.net.choice import Candidate, ChoiceGate
 from spn.net.compose import compose
 from spn.net.erlang import expand_erlang
 
@@ -293,7 +292,6 @@ class _Policies:
         self.queues = queues
         self.policy_of = {q: policy for q, _, _, policy in queues}
         self.containers = containers
-        self._group_cache = {}
         # per queue, each class's running tasks count fair_steps times in the fair order
         self.steps = {q: fair_steps({c: weights.get(c, 1.0) for c, _, _, _, queue in specs if queue == q})
                       for q, _, _, _ in queues}
@@ -320,58 +318,32 @@ class _Policies:
             return activity
         return dataclasses.replace(activity, input_gates=activity.input_gates + tuple(gates))
 
-    def _tasks(self, m, q, place, steps=None, dtype=np.int64):
-        """Per slot of queue q (rows), the tokens of ``place`` (PW or PR) summed over its classes' phases,
-        each class's counted ``steps[class]`` times (``dtype`` object: Python integers, never overflowing).
-
-        Every gate of every allocation asks this for each block of markings, so the places are
-        gathered in one call (:meth:`~spn.net.core.MarkingView.totals`), not read one by one."""
-        groups, classes, into = self._groups(q, place)
-        sums = m.totals(groups)
-        if steps is not None:
-            sums = sums.astype(dtype) * np.array([steps[c] for c in classes], dtype=dtype)
-        return (sums @ into.astype(sums.dtype)).T
-
-    def _groups(self, q, place):
-        """The places of ``place`` per (slot, class) of queue q, their classes, and which slot each is in."""
-        key = (q, place)
-        if key not in self._group_cache:
-            specs = self.slots[q]
-            groups = [tuple(f"{self.layout.job(q, k, c)}{v}.{place}" for v in graph.nodes) for k, c, graph in specs]
-            into = np.zeros((len(specs), max(k for k, _, _ in specs)), dtype=np.int64)
-            into[np.arange(len(specs)), [k - 1 for k, _, _ in specs]] = 1
-            self._group_cache[key] = (groups, [c for _, c, _ in specs], into)
-        return self._group_cache[key]
+    def _places(self, q, k, place, steps=None):
+        """The (place, coefficient) pairs of slot k of queue q: the ``place`` (PW or PR) of every phase of
+        its classes, each class's counted ``steps[class]`` times (default once)."""
+        return tuple((f"{self.layout.job(q, j, c)}{v}.{place}", 1 if steps is None else steps[c])
+                     for j, c, graph in self.slots[q] if j == k for v in graph.nodes)
 
     def _fewest_running(self, q, k):
-        """Predicate: slot k holds the job of queue q with a waiting task whose running tasks / weight is
-        smallest, oldest first (exactly: running times the class's integer step, :func:`fair_steps`)."""
-        steps = self.steps[q]
-        never = max(steps.values()) * (self.containers + 1)        # above every job's key
-        dtype = np.int64 if never < np.iinfo(np.int64).max else object
-
-        def predicate(m):
-            waiting, running = self._tasks(m, q, "PW"), self._tasks(m, q, "PR", steps, dtype)
-            key = np.where(waiting > 0, running, never)
-            return np.argmin(key, axis=0) == k - 1        # argmin takes the first (oldest) of equal keys
-        return predicate
+        """Slot k holds the job of queue q with a waiting task whose running tasks / weight is smallest,
+        oldest first (exactly: running times the class's integer step, :func:`fair_steps`)."""
+        slots = sorted({j for j, _, _ in self.slots[q]})
+        return ChoiceGate(tuple(Candidate(key=self._places(q, j, "PR", self.steps[q]),
+                                          needs=((self._places(q, j, "PW"), 1),)) for j in slots),
+                          chosen=slots.index(k))
 
     def _chosen_queue(self, q):
-        """Predicate: queue q gets the next free container (capacity scheduler, no preemption)."""
-        index = [name for name, *_ in self.queues].index(q)
-
-        def predicate(m):
-            keys = []
-            for name, capacity, limit, _ in self.queues:
-                waiting = self._tasks(m, name, "PW").sum(axis=0)
-                used = self._tasks(m, name, "PR").sum(axis=0)
-                eligible = (waiting > 0) & (used < limit)
-                keys.append(np.where(eligible, used / (capacity * self.containers), np.inf))
-            keys = np.stack(keys)
-            best = keys.min(axis=0)
-            first = np.argmax(keys <= best + RATIO_TIE, axis=0)   # ties: the queue listed first
-            return (first == index) & np.isfinite(best)
-        return predicate
+        """Queue q gets the next free container (capacity scheduler, no preemption): of the queues with
+        a waiting task below their maximum, the one with the smallest used / guaranteed containers."""
+        candidates = []
+        for name, capacity, limit, _ in self.queues:
+            slots = sorted({j for j, _, _ in self.slots[name]})
+            waiting = tuple(pair for j in slots for pair in self._places(name, j, "PW"))
+            used = tuple(pair for j in slots for pair in self._places(name, j, "PR"))
+            below_limit = (tuple((place, -1) for place, _ in used), 1 - limit)
+            candidates.append(Candidate(key=used, needs=((waiting, 1), below_limit),
+                                        scale=capacity * self.containers))
+        return ChoiceGate(tuple(candidates), chosen=[name for name, *_ in self.queues].index(q), tie=RATIO_TIE)
 
 
 def fair_steps(weights) -> dict:

@@ -87,21 +87,37 @@ class MarkingView:
         array([[3, 3, 0],
                [9, 6, 0]])
         """
-        columns, member = [], []
-        for g, places in enumerate(groups):
-            for place in places:
-                j = self._index.get(place)
-                if j is not None:
-                    found = [j]
-                elif place in self._aggregates:
-                    found = list(self._aggregates[place])
-                else:
-                    raise ModelError(f"unknown place {place!r}")
+        return self.sums([tuple((place, 1) for place in places) for places in groups])
+
+    def sums(self, forms, dtype=np.int64) -> np.ndarray:
+        """(markings, forms) array: each form, a sequence of (place, coefficient), summed as
+        coefficient times tokens in every marking (``dtype`` object: Python integers, exact
+        however large the coefficients).
+
+        >>> v = MarkingView(np.array([[1, 2, 3], [4, 5, 6]]), {"a": 0, "b": 1, "c": 2})
+        >>> v.sums([(("a", 2), ("c", -1)), (("b", 3),)])
+        array([[-1,  6],
+               [ 2, 15]])
+        """
+        columns, member, coefficient = [], [], []
+        for f, form in enumerate(forms):
+            for place, c in form:
+                found = self.columns(place)
                 columns += found
-                member += [g] * len(found)
-        indicator = np.zeros((len(columns), len(groups)), dtype=np.int64)
-        indicator[np.arange(len(columns)), member] = 1
-        return self.markings[:, columns].astype(np.int64) @ indicator
+                member += [f] * len(found)
+                coefficient += [c] * len(found)
+        matrix = np.zeros((len(columns), len(forms)), dtype=dtype)
+        matrix[np.arange(len(columns)), member] = np.array(coefficient, dtype=dtype)
+        return self.markings[:, columns].astype(np.int64).astype(dtype) @ matrix
+
+    def columns(self, place: str) -> list[int]:
+        """The columns of ``place``: its own, or those of its Erlang stages."""
+        j = self._index.get(place)
+        if j is not None:
+            return [j]
+        if place in self._aggregates:
+            return list(self._aggregates[place])
+        raise ModelError(f"unknown place {place!r}")
 
     def __setitem__(self, place: str, value) -> None:
         j = self._index.get(place)

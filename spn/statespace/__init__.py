@@ -16,7 +16,8 @@ activities on blocks of markings, ``marking_index`` remembers the markings seen.
 Markings are rows of a NumPy integer array; enabling, rates and firing are
 evaluated for a whole frontier at once (:mod:`spn.statespace.frontier`). Plain nets (arcs only, constant rates
 and weights: every model :mod:`spn.models` builds) go by default to the compiled
-engine of :mod:`spn.statespace.compiled`, which builds the same chain faster.
+engine of :mod:`spn.statespace.compiled`, which builds the same chain faster (the scheduler's
+choice gates of :mod:`spn.net.choice` included).
 
 >>> from spn.net import Net, Place, TimedActivity, InstantActivity
 >>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
@@ -87,7 +88,7 @@ def _explore(net, max_states, progress, engine):
     started = time.perf_counter()
     net = expand_erlang(net)
     if engine == "auto":
-        if not (max_states > SMALL and is_plain(net)):
+        if not (max_states > SMALL and is_plain(net, choices=True)):
             engine = "numpy"
         else:
             # small chains are explored before the compiled code would have been loaded
@@ -101,8 +102,9 @@ def _explore(net, max_states, progress, engine):
                 engine = "numpy"
     if engine != "numpy":
         from spn.statespace import compiled   # loads Numba: only when the chain is worth it
-        if engine == "compiled" and not is_plain(net):
-            raise ValueError("the compiled engine needs a plain net (no gates, constant rates and weights)")
+        if engine == "compiled" and not is_plain(net, choices=True):
+            raise ValueError("the compiled engine needs a plain net (no gates but choice gates, constant rates "
+                             "and weights)")
         parts = compiled.explore_plain(net, max_states=max_states, progress=progress, started=started)
         if parts is not None:
             kernels.mark_ready()

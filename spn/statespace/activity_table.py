@@ -37,8 +37,11 @@ import numpy as np
 from spn.exceptions import ModelError
 from spn.limits import MAX_TOKENS
 from spn.net import MARKING_DTYPE, InstantActivity, Net, TimedActivity
+from spn.net.choice import ChoiceGate
 
 
+#: integers up to this are exact in a double (the compiled engine compares choice-gate keys as doubles)
+EXACT_DOUBLE = 1 << 53
 #: :meth:`ActivityTable.run_lengths` of a run that nothing stops
 UNBOUNDED = 1 << 62
 #: token changes are kept as a dense (activities, places) matrix up to this many entries; past
@@ -451,8 +454,17 @@ def rows_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def is_plain(net: Net) -> bool:
-    """Arcs alone decide enabling and firing, and rates and weights are constants."""
-    return not any(a.input_gates or a.output_gates
-                   or callable(a.weight if isinstance(a, InstantActivity) else a.rate)
-                   for a in net.activities)
+def is_plain(net: Net, *, choices: bool = False) -> bool:
+    """Arcs alone decide enabling and firing, and rates and weights are constants.
+
+    ``choices=True`` also lets instantaneous activities have choice gates
+    (:class:`spn.net.choice.ChoiceGate`, without functions), which the compiled engine
+    evaluates from their forms, as long as every sum they compare is exact in a double.
+    """
+    def plain_gates(a):
+        return not a.input_gates or (choices and isinstance(a, InstantActivity) and all(
+            isinstance(g.predicate, ChoiceGate) and g.function is None and g.predicate.largest_sum() < EXACT_DOUBLE
+            for g in a.input_gates))
+    return all(plain_gates(a) and not a.output_gates
+               and not callable(a.weight if isinstance(a, InstantActivity) else a.rate)
+               for a in net.activities)

@@ -1,33 +1,30 @@
 """Exploration of plain nets in compiled code (Numba), one marking at a time.
 
-:mod:`spn.statespace` explores any net a frontier at a time with NumPy calls; its
-cost is in the calls and in the temporary arrays they fill. For a *plain* net —
-arcs alone decide enabling and firing, rates and weights are constants (with
-single, k or infinite servers), as in every model :mod:`spn.models` builds —
-this module does the same job in a compiled loop, several times faster and with
-less memory touched per state:
+:mod:`spn.statespace` explores any net a frontier at a time with NumPy calls. For a
+*plain* net — arcs decide enabling and firing, rates and weights are constants (any
+servers), the only gates are choice gates (:mod:`spn.net.choice`, read as linear
+forms), as in every model :mod:`spn.models` builds — this module does the same job
+in a compiled loop, several times faster:
 
 - each tangible marking, in id order, fires its enabled timed activities;
 - each successor is followed through vanishing markings a level of firings at a
   time (highest priority first, ties split by weight, equal markings of a level
-  merged; a run of one activity that stays the only choice is taken in one
-  step, as :meth:`ActivityTable.run_lengths` does);
+  merged; a run of one ungated activity that stays the only choice is taken in
+  one step, as :meth:`ActivityTable.run_lengths` does);
 - tangible landings are looked up in an open-addressing hash table of the
   markings seen (linear probing, a hash tag beside each id), new ones appended.
 
-The chain is the one :mod:`spn.statespace` builds (same markings, rates and
-impulses; states may be numbered in another order). Where this engine would
-not be exact or would be slow — vanishing markings that loop, very many
-interleavings of instantaneous firings, a zero total weight — it gives up and
-:func:`spn.statespace.explore` uses the NumPy engine, which handles those cases
-(and reports traps with their markings).
+The chain is the one :mod:`spn.statespace` builds (states may be numbered in
+another order). Where this engine would be slow or not exact — vanishing loops,
+very many interleavings, a zero total weight — it gives up and
+:func:`spn.statespace.explore` uses the NumPy engine (which reports traps).
 
 >>> from spn.net import Net, Place, TimedActivity, InstantActivity
 >>> net = Net([Place("idle", 1), Place("ready"), Place("busy")], [
 ...     TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
 ...     InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
 ...     TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)])
->>> is_plain(net)
+>>> is_plain(net, choices=True)
 True
 >>> parts = explore_plain(net, max_states=10)
 >>> parts.markings.tolist(), parts.src.tolist(), parts.dst.tolist(), parts.rate.tolist()
@@ -47,7 +44,8 @@ from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
-from spn.statespace.space import Parts
+from spn.statespace.kernel_arrays import group_arrays, instant_arrays, work_arrays
+from spn.statespace.space import Parts, progress_line
 
 #: the kernel's answers
 _DONE, _CHUNK, _ROOM_STATES, _ROOM_TRANSITIONS, _ROOM_TIMED, _ROOM_IMPULSES, _WIDER, _GIVE_UP, _TOO_MANY, \
@@ -62,22 +60,12 @@ DEPTH_LIMIT = 10_000
 STACK_SIZE = 1 << 14
 #: tangible markings expanded per kernel call (between progress lines)
 CHUNK = 1 << 16
+#: tangible landings looked up together (their table slots are fetched in one pass)
+BATCH = 1 << 14
+#: room for the landings of the marking that fills a batch
+_PENDING = BATCH + (1 << 16)
 _ID_BITS = 40
 _ID_MASK = (1 << _ID_BITS) - 1
-
-
-def _arrays(table: ActivityTable):
-    """An activity group as flat arrays: its arc tests per activity (CSR), token changes, constants."""
-    tests = table._tests
-    owner = np.array([t[0] for t in tests], dtype=np.int64)
-    ptr = np.zeros(len(table) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(owner, minlength=len(table)), out=ptr[1:])
-    order = np.argsort(owner, kind="stable")
-    column = np.array([t[1] for t in tests], dtype=np.int64)[order]
-    threshold = np.array([t[2] for t in tests], dtype=np.int64)[order]
-    server_cap = np.minimum(table._server_cap, UNBOUNDED).astype(np.int64)
-    return (ptr, column, threshold, table.delta.astype(np.int64), table._base.astype(float),
-            table._server_column.astype(np.int64), table._server_divisor.astype(np.int64), server_cap)
 
 
 def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
@@ -86,10 +74,8 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     if not guards.small_and_plain(net):     # (large nets: the NumPy engine keeps their arrays sparse)
         return None
     started = time.perf_counter() if started is None else started
-    timed = _arrays(ActivityTable(net, net.timed))
-    instant = _arrays(ActivityTable(net, net.instant))
-    priority = np.array([a.priority for a in net.instant], dtype=float)
-    rivals = (priority[None, :] >= priority[:, None]) & ~np.eye(len(priority), dtype=bool)
+    timed = group_arrays(ActivityTable(net, net.timed))
+    order, instant, priority, rivals, gates = instant_arrays(net)     # highest priority first (_choices)
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
 
@@ -101,7 +87,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     src, dst, rate = np.empty(1 << 12, id_dtype), np.empty(1 << 12, id_dtype), np.empty(1 << 12)
     timed_cols, timed_vals = np.empty(1 << 12, np.int16), np.empty(1 << 12)
     imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
-    state, path, pending, levels = _work(n_places, len(priority))
+    state, path, pending, levels = work_arrays(n_places, len(priority), STACK_SIZE, _PENDING)
     # states, next state to expand (-1: the initial marking first), transitions, timed entries,
     # impulses, how many transitions are the initial marking's landings (src -1), and the
     # states and transitions a lack of room asked for
@@ -110,7 +96,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     last_report, budget = time.perf_counter(), guards.MemoryBudget()
     while True:
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority,
+                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
                          state, path, pending, levels, max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
@@ -147,9 +133,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             rows = rows.astype(wider)
         if progress and sys.stderr.isatty() and time.perf_counter() - last_report > 0.5:
             last_report = time.perf_counter()
-            n, frontier = int(counts[0]), int(counts[0] - max(counts[1], 0))
-            print(f"\rexploring: {n:,} states, frontier {frontier:,}, "
-                  f"{n / (last_report - started):,.0f} states/s", end="", file=sys.stderr, flush=True)
+            progress_line(int(counts[0]), int(counts[0] - max(counts[1], 0)), started)
     if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     n, n_tr, n_tv, n_imp, n_initial = (int(c) for c in counts[[0, 2, 3, 4, 5]])
@@ -160,32 +144,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     return Parts(markings=rows, initial_ids=dst[:n_initial].copy(), initial_weights=rate[:n_initial].copy(),
                  src=src[n_initial:], dst=dst[n_initial:], rate=rate[n_initial:],
                  timed_counts=timed_counts, timed_cols=timed_cols, timed_vals=timed_vals,
-                 imp_rows=imp_rows, imp_cols=imp_cols, imp_vals=imp_vals)
-
-
-#: tangible landings looked up together (their table slots are fetched in one pass)
-BATCH = 1 << 14
-#: room for the landings of the marking that fills a batch
-_PENDING = BATCH + (1 << 16)
-
-
-def _work(n_places: int, n_instant: int):
-    """Scratch arrays of the kernel, in small groups (a function gets only the groups it uses:
-    passing large tuples of arrays to the functions called per firing slows them down a lot).
-
-    - the marking expanded and its successor;
-    - a path: the marking resolved, its instantaneous choices, the depth-first stack;
-    - the landings waiting to be looked up, with their sources, weights and table slots;
-    - the levels: a successor, the table that merges equal markings, two levels of markings.
-    """
-    state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
-    path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
-            np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE))
-    pending = (np.empty((_PENDING, n_places), np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING),
-               np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64), np.empty(_PENDING, np.int64))
-    levels = (np.empty(n_places, np.int64), np.zeros(4 * STACK_SIZE, np.int64),
-              np.empty((STACK_SIZE, n_places), np.int64), np.empty(STACK_SIZE), np.empty(STACK_SIZE, np.int64))
-    return state, path, pending, levels
+                 imp_rows=imp_rows, imp_cols=order[imp_cols], imp_vals=imp_vals)
 
 
 # --------------------------------------------------------------------------- the compiled part
@@ -324,8 +283,51 @@ def _window(m, ptr, column, threshold, delta_a, b):
 
 
 @_inlined
-def _run_length(m, a, instant, rivals):
-    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths)."""
+def _form(m, gates, f):
+    """The sum of choice-gate form f over marking m, as a double (exact: see is_plain)."""
+    form_ptr, column, coefficient = gates[10], gates[11], gates[12]
+    total = 0
+    for t in range(form_ptr[f], form_ptr[f + 1]):
+        total += coefficient[t] * m[column[t]]
+    return float(total)
+
+
+@_inlined
+def _key(m, gates, c):
+    """Choice-gate candidate c's key in m, or infinity where c is not eligible."""
+    need_ptr, need_form, need_bound = gates[7], gates[8], gates[9]
+    for t in range(need_ptr[c], need_ptr[c + 1]):
+        if _form(m, gates, need_form[t]) < need_bound[t]:
+            return np.inf
+    return _form(m, gates, gates[5][c]) / gates[6][c]
+
+
+@_compiled
+def _gates_hold(m, gates, a):
+    """Do the choice gates of instantaneous activity a pick it in m (as ChoiceGate.__call__)?"""
+    gate_ptr, candidate_ptr, chosen, tie = gates[1], gates[2], gates[3], gates[4]
+    for g in range(gate_ptr[a], gate_ptr[a + 1]):
+        best, pick = np.inf, -1
+        for c in range(candidate_ptr[g], candidate_ptr[g + 1]):
+            key = _key(m, gates, c)
+            if key < best:                  # strictly: the first of equal keys stays
+                best, pick = key, c
+        if tie[g] > 0 and pick >= 0:        # a key within the tie of the smallest, earlier, wins
+            for c in range(candidate_ptr[g], pick):
+                if _key(m, gates, c) <= best + tie[g]:
+                    pick = c
+                    break
+        if pick != candidate_ptr[g] + chosen[g]:
+            return False
+    return True
+
+
+@_inlined
+def _run_length(m, a, instant, gates, rivals):
+    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
+    once when a gate could stop the run or start a rival."""
+    if not gates[0][a]:
+        return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
     for b in range(rivals.shape[1]):
@@ -337,13 +339,16 @@ def _run_length(m, a, instant, rivals):
 
 
 @_inlined
-def _choices(m, instant, priority, choice):
+def _choices(m, instant, gates, priority, choice):
     """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
     into ``choice``; returns how many, and their total weight (0 choices: m is tangible)."""
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
     n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):
-        if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+    for a in range(len(priority)):          # (highest priority first)
+        if priority[a] < best:
+            break
+        if _enabled(m, ptr, column, threshold, a) and (
+                gates[1][a] == gates[1][a + 1] or _gates_hold(m, gates, a)):      # (a call: kept out of this loop)
             if priority[a] > best:
                 best, n_choices, total = priority[a], 0, 0.0
             choice[n_choices] = a
@@ -376,7 +381,7 @@ def _forget(table, level_slot, first, n):
 
 @_compiled
 def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                    instant, rivals, priority, path, pending, level_work, path_limit, depth_limit):
+                    instant, gates, rivals, priority, path, pending, level_work, path_limit, depth_limit):
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
     independent activities firing in every order do not multiply the work."""
@@ -397,7 +402,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = _choices(m, instant, priority, choice)
+            n_choices, total = _choices(m, instant, gates, priority, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
@@ -406,7 +411,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
                 status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
             else:
-                times = _run_length(m, choice[0], instant, rivals) if n_choices == 1 else 1
+                times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
                 for c in range(n_choices):
                     a = choice[c]
                     p = w * base[a] / total
@@ -462,7 +467,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 @_compiled
 def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, rivals, priority, path, pending):
+             instant, gates, rivals, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
     which are appended to the pending landings from position k. Returns (status, new k).
 
@@ -488,7 +493,7 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
         pops += 1
         if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
             return _SPLIT, k
-        n_choices, total = _choices(m, instant, priority, choice)
+        n_choices, total = _choices(m, instant, gates, priority, choice)
         if n_choices == 0:                          # tangible: to be looked up with others
             status = _land(m, source, w, k, top_count, marks, sources, weights)
             if status != _DONE:
@@ -497,7 +502,7 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
             continue
         if total <= 0 or top + n_choices > stack.shape[0]:
             return _GIVE_UP, k                      # a timeless trap (reported by the NumPy engine) or too wide
-        times = _run_length(m, choice[0], instant, rivals) if n_choices == 1 else 1
+        times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
         for c in range(n_choices):
             a = choice[c]
             p = w * base[a] / total
@@ -516,7 +521,7 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
 
 @_compiled
 def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, rivals, priority,
+            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
             state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
@@ -530,10 +535,10 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
         status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, rivals, priority, path, pending)
+                             instant, gates, rivals, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
             status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                        instant, rivals, priority, path, pending, levels, path_limit,
+                                        instant, gates, rivals, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
             status = _flush(k, rows, slots, src, dst, rate, counts, pending)
@@ -582,11 +587,11 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
             status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, rivals, priority, path, pending)
+                                 instant, gates, rivals, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
                 status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                            instant, rivals, priority, path, pending, levels, path_limit,
+                                            instant, gates, rivals, priority, path, pending, levels, path_limit,
                                             depth_limit)
             if status != _DONE:
                 counts[3], counts[4] = saved_timed, saved_impulses

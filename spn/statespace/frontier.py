@@ -22,7 +22,7 @@ from spn.net import MARKING_DTYPE, Net
 from spn.statespace import guards
 from spn.statespace.activity_table import UNBOUNDED, ActivityTable, Rivals, row_any
 from spn.statespace.marking_index import MarkingIndex
-from spn.statespace.space import Parts
+from spn.statespace.space import Parts, progress_line
 
 #: markings of one frontier processed together (bounds the memory of one step)
 FRONTIER_BLOCK = 1 << 16
@@ -339,9 +339,7 @@ class _Explorer:
             frontier = np.arange(known, len(self.index), dtype=np.int64)
             if self.progress and time.perf_counter() - last_report > 0.5:
                 last_report = time.perf_counter()
-                rate = len(self.index) / (last_report - started)
-                print(f"\rexploring: {len(self.index):,} states, frontier {frontier.size:,}, "
-                      f"{rate:,.0f} states/s", end="", file=sys.stderr, flush=True)
+                progress_line(len(self.index), frontier.size, started)
         if self.progress:
             print(file=sys.stderr)
         return Parts(

@@ -87,7 +87,7 @@ def _size(nbytes: float) -> str:
 
 
 def small_and_plain(net) -> bool:
-    """Can the compiled engine take ``net``? It must be plain, and its dense arrays (token changes
+    """Can the compiled engine take ``net``? It must be plain (choice gates allowed), and its dense arrays (token changes
     of every activity over every place, rivals of every instantaneous activity) must be small.
 
     >>> from spn.net import Net, Place, TimedActivity
@@ -96,7 +96,7 @@ def small_and_plain(net) -> bool:
     """
     n_instant = sum(1 for a in net.activities if not hasattr(a, "rate"))
     return (len(net.activities) * len(net.places) <= DENSE_ENTRIES and n_instant ** 2 <= DENSE_ENTRIES
-            and len(net.places) <= MAX_COMPILED_PLACES and is_plain(net))
+            and len(net.places) <= MAX_COMPILED_PLACES and is_plain(net, choices=True))
 
 
 def endless_run(net, activity, marking) -> TimelessTrapError:

@@ -14,6 +14,7 @@ Both exploration engines fill the same flat arrays (:class:`Parts`);
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -108,3 +109,10 @@ def from_parts(net: Net, parts, started: float) -> StateSpace:
     return StateSpace(net=net, markings=parts.markings, initial=initial, src=parts.src, dst=parts.dst,
                       rate=parts.rate, timed_rates=timed_rates, impulses=impulses,
                       seconds=time.perf_counter() - started)
+
+
+def progress_line(states: int, frontier: int, started: float) -> None:
+    """Rewrite the exploration's progress line on stderr: states so far, frontier, states per second."""
+    rate = states / max(time.perf_counter() - started, 1e-9)
+    print(f"\rexploring: {states:,} states, frontier {frontier:,}, {rate:,.0f} states/s",
+          end="", file=sys.stderr, flush=True)
