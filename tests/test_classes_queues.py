@@ -453,3 +453,20 @@ def test_spn_simulate_reports_every_class_and_queue(capsys):
     assert main(["simulate", "models/mapreduce.yaml", "--engine", "cluster", "--replications", "2",
                  "--rel-precision", "0", "--jobs", "20", "--json"]) == 0
     assert "classes" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_queue_without_classes_lends_its_share_and_the_net_solves_as_without_it():
+    from spn.analysis.solve_classes import solve_classes
+
+    def desc(queues):
+        classes = [{"name": name, "users": 1, "think_time": z, "queue": "qa",
+                    "phases": [{"name": "p", "tasks": 4, "task_time": 1.0}]} for name, z in (("a", 2.0), ("b", 1.0))]
+        return parse_description({"name": "lend", "cluster": {"containers": 3}, "classes": classes, "queues": queues})
+
+    empty_beside = solve_classes(desc([{"name": "qa", "capacity": 0.5, "policy": "fair"},
+                                       {"name": "qb", "capacity": 0.5, "policy": "fair"}])).as_dict()
+    alone = solve_classes(desc([{"name": "qa", "capacity": 1.0, "policy": "fair"}])).as_dict()
+    for name in ("a", "b"):
+        assert empty_beside["classes"][name]["mean_execution_time"] == pytest.approx(
+            alone["classes"][name]["mean_execution_time"], rel=1e-12)
+    assert empty_beside["queues"]["qb"]["utilization"] == 0

@@ -207,6 +207,20 @@ def test_duplicate_yaml_keys_are_an_error_not_silently_the_last(tmp_path):
     assert f"{path}:2:" in message and "duplicate key 'name'" in message
 
 
+@pytest.mark.parametrize("written, yaml_1_1", [("010", "octal (8)"), ("-010", "octal (-8)"), ("1:30", "base-60"),
+                                               ("1:30.5", "base-60")])
+def test_numbers_yaml_1_1_reads_otherwise_than_yaml_1_2_are_refused_not_silently_converted(tmp_path, written, yaml_1_1):
+    # 010 is 8 and 1:30 is 90 to PyYAML, 10 and a string to YAML 1.2, JSON and a reader
+    path = tmp_path / "ambiguous.yaml"
+    path.write_text(EXAMPLE.read_text().replace("think_time: 10.0", f"think_time: {written}"))
+
+    message = load_error(path)
+
+    assert f"{path}:" in message and yaml_1_1 in message and "\n" not in message
+    with pytest.raises(ModelError, match=yaml_1_1.replace("(", r"\(").replace(")", r"\)")):
+        load_description(EXAMPLE, [f"cluster.containers={written}"])
+
+
 def test_yaml_reads_exponent_notation_as_numbers(tmp_path):
     path = tmp_path / "exp.yaml"
     path.write_text(EXAMPLE.read_text().replace("think_time: 10.0", "think_time: 1e1"))

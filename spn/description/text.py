@@ -131,9 +131,27 @@ def _strict_loader():
             digits = re.sub(r"[^0-9a-fA-F]", "", str(node.value))
             if len(digits) > _MAX_DIGITS:
                 raise ConstructorError(None, None, f"an integer of {len(digits):,} digits", node.start_mark)
+            self._unambiguous(node)
             return super().construct_yaml_int(node)
 
+        def construct_yaml_float(self, node):
+            self._unambiguous(node)
+            return super().construct_yaml_float(node)
+
+        @staticmethod
+        def _unambiguous(node):
+            """Refuse the numbers YAML 1.1 reads otherwise than everyone else (YAML 1.2, JSON, a person):
+            ``010`` is octal 8 there and ``1:30`` base 60 (90), so a grid of 010,012 would solve 8 and 10."""
+            value = str(node.value).replace("_", "")
+            if ":" in value:
+                raise ConstructorError(None, None, f"{value} is a base-60 number in YAML 1.1 (1:30 is 90): "
+                                       "write the plain number", node.start_mark)
+            if re.fullmatch(r"[-+]?0[0-9]+", value):
+                raise ConstructorError(None, None, f"{value} has a leading zero, which YAML 1.1 reads as octal "
+                                       f"({int(value, 8)}): write it without the zero", node.start_mark)
+
     StrictConstructor.add_constructor("tag:yaml.org,2002:int", StrictConstructor.construct_yaml_int)
+    StrictConstructor.add_constructor("tag:yaml.org,2002:float", StrictConstructor.construct_yaml_float)
 
     if getattr(yaml, "__with_libyaml__", False):
         from yaml.cyaml import CParser
