@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# this folder's coverage.py would shadow the coverage package (which Numba imports)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
 #: (label, model file, overrides)
@@ -31,8 +33,8 @@ NETS = [
     ("two-queues C=5, 2+2 users", "two-queues", [
         "cluster.containers=5", "classes.etl.users=2", "classes.dashboard.users=2", "classes.etl.phases.map.tasks=4",
         "classes.etl.phases.reduce.tasks=2", "classes.dashboard.phases.scan.tasks=3"]),
-    ("two-queues C=6, 2+3 users", "two-queues", [
-        "cluster.containers=6", "classes.etl.users=2", "classes.dashboard.users=3", "classes.etl.phases.map.tasks=4",
+    ("two-queues C=6, 2+2 users", "two-queues", [
+        "cluster.containers=6", "classes.etl.users=2", "classes.dashboard.users=2", "classes.etl.phases.map.tasks=4",
         "classes.etl.phases.reduce.tasks=2", "classes.dashboard.phases.scan.tasks=3"]),
 ]
 

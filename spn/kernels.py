@@ -36,8 +36,8 @@ WARMING_PATIENCE = 600.0
 _PACKAGE = Path(__file__).parent
 #: group -> (the sources its machine code is compiled from, the name of its stamp)
 GROUPS = {
-    "explore": ((_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "activity_table.py"),
-                "spn-kernels"),
+    "explore": ((_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "compiled_gates.py",
+                 _PACKAGE / "statespace" / "activity_table.py"), "spn-kernels"),
     "cluster": ((_PACKAGE / "simulation" / "cluster_kernel.py",), "spn-cluster-kernels"),
 }
 
@@ -103,6 +103,8 @@ def warm_in_background(group: str = "explore") -> None:
 
 def warm(group: str = "explore") -> None:
     """Compile a group's kernels (or load them from Numba's cache), and record it."""
+    if not ready(group):
+        _clear_cache(group)
     if group == "cluster":
         from spn.simulation import cluster_compiled
 
@@ -113,18 +115,34 @@ def warm(group: str = "explore") -> None:
     stamp_path(group).with_suffix(".warming").unlink(missing_ok=True)
 
 
+def _clear_cache(group: str) -> None:
+    """Delete Numba's cached machine code of a group's sources. Numba checks only the file a function is
+    in, so a kernel calling into another file (compiled.py into compiled_gates.py) would load its old
+    code after that file changed; the stamp covers every file, and a changed stamp clears them all."""
+    dirs = [source.parent / "__pycache__" for source in GROUPS[group][0]]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        dirs.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    for source in GROUPS[group][0]:
+        for folder in dirs:
+            for cached in list(folder.rglob(f"{source.stem}.*.nbi")) + list(folder.rglob(f"{source.stem}.*.nbc")):
+                cached.unlink(missing_ok=True)
+
+
 def _warm_explore() -> None:
     """The exploration kernel for the marking widths nets usually need: one byte per place, and
-    two (a place that holds more than 127 tokens)."""
-    from spn.net import InstantActivity, Net, Place, TimedActivity
+    two (a place that holds more than 127 tokens); without choice gates and with them (a kernel
+    of its own: the plain one is compiled without the gates' code)."""
+    from spn.net import InputGate, InstantActivity, Net, Place, TimedActivity
+    from spn.net.choice import Candidate, ChoiceGate
     from spn.statespace import compiled
 
     for tokens in (1, 200):
-        compiled.explore_plain(Net([Place("idle", tokens), Place("ready"), Place("busy")], [
-            TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
-            InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}),
-            InstantActivity("skip", inputs={"ready": 1}, outputs={"idle": 1}, weight=0.5),
-            TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)]), max_states=1000)
+        for gates in ((), (InputGate(ChoiceGate((Candidate(key=(("busy", 1),)),), chosen=0)),)):
+            compiled.explore_plain(Net([Place("idle", tokens), Place("ready"), Place("busy")], [
+                TimedActivity("arrive", inputs={"idle": 1}, outputs={"ready": 1}, rate=1.0),
+                InstantActivity("start", inputs={"ready": 1}, outputs={"busy": 1}, input_gates=gates),
+                InstantActivity("skip", inputs={"ready": 1}, outputs={"idle": 1}, weight=0.5),
+                TimedActivity("serve", inputs={"busy": 1}, outputs={"idle": 1}, rate=2.0)]), max_states=1000)
 
 
 if __name__ == "__main__":

@@ -161,3 +161,18 @@ def test_instantaneous_interleavings_are_summed_like_the_numpy_engine_merges_the
     same_chain(compiled, numpy_chain)
     # every take_i fires once per fork, whatever the order
     assert np.allclose(compiled.impulses.toarray().sum(axis=0), [1.0] * 4)
+
+
+def test_a_stale_stamp_clears_numbas_cache_of_every_file_of_the_kernel(tmp_path, monkeypatch):
+    # Numba checks only a function's own file: the kernel would keep the old code of a helper file
+    sources = [tmp_path / "compiled.py", tmp_path / "compiled_gates.py"]
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    names = ["compiled._expand-517.py311.nbi", "compiled._expand-517.py311.1.nbc", "compiled_gates.gates_hold-70.py311.nbi",
+             "frontier.cpython-311.pyc", "other._f-3.py311.nbi"]
+    for path in sources + [cache / name for name in names]:
+        path.write_text("")
+    monkeypatch.setitem(kernels.GROUPS, "explore", (tuple(sources), "spn-kernels"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    kernels._clear_cache("explore")
+    assert sorted(p.name for p in cache.iterdir()) == ["frontier.cpython-311.pyc", "other._f-3.py311.nbi"]

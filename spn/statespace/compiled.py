@@ -44,6 +44,7 @@ from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
+from spn.statespace.compiled_gates import gates_hold
 from spn.statespace.kernel_arrays import group_arrays, instant_arrays, work_arrays
 from spn.statespace.space import Parts, progress_line
 
@@ -76,6 +77,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     started = time.perf_counter() if started is None else started
     timed = group_arrays(ActivityTable(net, net.timed))
     order, instant, priority, rivals, gates = instant_arrays(net)     # highest priority first (_choices)
+    gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
 
@@ -283,50 +285,10 @@ def _window(m, ptr, column, threshold, delta_a, b):
 
 
 @_inlined
-def _form(m, gates, f):
-    """The sum of choice-gate form f over marking m, as a double (exact: see is_plain)."""
-    form_ptr, column, coefficient = gates[10], gates[11], gates[12]
-    total = 0
-    for t in range(form_ptr[f], form_ptr[f + 1]):
-        total += coefficient[t] * m[column[t]]
-    return float(total)
-
-
-@_inlined
-def _key(m, gates, c):
-    """Choice-gate candidate c's key in m, or infinity where c is not eligible."""
-    need_ptr, need_form, need_bound = gates[7], gates[8], gates[9]
-    for t in range(need_ptr[c], need_ptr[c + 1]):
-        if _form(m, gates, need_form[t]) < need_bound[t]:
-            return np.inf
-    return _form(m, gates, gates[5][c]) / gates[6][c]
-
-
-@_compiled
-def _gates_hold(m, gates, a):
-    """Do the choice gates of instantaneous activity a pick it in m (as ChoiceGate.__call__)?"""
-    gate_ptr, candidate_ptr, chosen, tie = gates[1], gates[2], gates[3], gates[4]
-    for g in range(gate_ptr[a], gate_ptr[a + 1]):
-        best, pick = np.inf, -1
-        for c in range(candidate_ptr[g], candidate_ptr[g + 1]):
-            key = _key(m, gates, c)
-            if key < best:                  # strictly: the first of equal keys stays
-                best, pick = key, c
-        if tie[g] > 0 and pick >= 0:        # a key within the tie of the smallest, earlier, wins
-            for c in range(candidate_ptr[g], pick):
-                if _key(m, gates, c) <= best + tie[g]:
-                    pick = c
-                    break
-        if pick != candidate_ptr[g] + chosen[g]:
-            return False
-    return True
-
-
-@_inlined
 def _run_length(m, a, instant, gates, rivals):
     """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
     once when a gate could stop the run or start a rival."""
-    if not gates[0][a]:
+    if gates is not None and not gates[0][a]:
         return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
@@ -342,13 +304,31 @@ def _run_length(m, a, instant, gates, rivals):
 def _choices(m, instant, gates, priority, choice):
     """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
     into ``choice``; returns how many, and their total weight (0 choices: m is tangible)."""
+    if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
+        return _gated_choices(m, instant, gates, priority, choice)
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
     n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):          # (highest priority first)
+    for a in range(len(priority)):
+        if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+            if priority[a] > best:
+                best, n_choices, total = priority[a], 0, 0.0
+            choice[n_choices] = a
+            n_choices += 1
+            total += base[a]
+    return n_choices, total
+
+
+@_compiled
+def _gated_choices(m, instant, gates, priority, choice):
+    """:func:`_choices` where activities may have choice gates (kept out of the plain nets' loop,
+    which it slows down even where no gate is ever evaluated). Activities come highest priority
+    first, so the scan stops at the first below the enabled ones found."""
+    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    n_choices, best, total = 0, -np.inf, 0.0
+    for a in range(len(priority)):
         if priority[a] < best:
             break
-        if _enabled(m, ptr, column, threshold, a) and (
-                gates[1][a] == gates[1][a + 1] or _gates_hold(m, gates, a)):      # (a call: kept out of this loop)
+        if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
             if priority[a] > best:
                 best, n_choices, total = priority[a], 0, 0.0
             choice[n_choices] = a

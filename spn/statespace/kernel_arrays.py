@@ -13,9 +13,9 @@ Compiled code takes arrays, not Python objects. Two kinds are made here:
 >>> net = Net([Place("a", 1), Place("b")], [
 ...     TimedActivity("t", inputs={"b": 1}, outputs={"a": 1}, rate=1.0),
 ...     InstantActivity("i", inputs={"a": 1}, outputs={"b": 1})])
->>> gates = gate_arrays(net, net.instant, np.zeros((1, 1), dtype=bool))
->>> gates[0].tolist(), gates[1].tolist()       # the one activity may run, and has no gates
-([True], [0, 0])
+>>> runs, gated, tables, reals = gate_arrays(net, net.instant, np.zeros((1, 1), dtype=bool))
+>>> runs.tolist(), gated.tolist(), tables[tables[GATE_PTR]:tables[GATE_PTR + 1]].tolist()   # no gates
+([True], [False], [0, 0])
 """
 
 from __future__ import annotations
@@ -53,17 +53,25 @@ def instant_arrays(net: Net):
             gate_arrays(net, by_priority, rivals))
 
 
+#: the integer tables of the choice gates, in the order :func:`gate_arrays` packs them
+GATE_PTR, CANDIDATE_PTR, CHOSEN, KEY_FORM, NEED_PTR, NEED_FORM, NEED_BOUND, FORM_PTR, FORM_COLUMN, \
+    FORM_COEFFICIENT = range(10)
+
+
 def gate_arrays(net: Net, instant, rivals: np.ndarray):
     """The choice gates of the instantaneous activities ``instant`` of ``net`` (``rivals[a, b]``: b may
-    fire instead of a).
+    fire instead of a), packed in four arrays, since every array handed to the function called per
+    firing costs time there: (runs, gated, tables, reals).
 
-    Returns (runs, gate_ptr, candidate_ptr, chosen, tie, key_form, scale, need_ptr, need_form,
-    need_bound, form_ptr, form_column, form_coefficient): activity a's gates are
-    ``gate_ptr[a]:gate_ptr[a+1]``, gate g's candidates ``candidate_ptr[g]:candidate_ptr[g+1]`` (the
-    chosen one ``candidate_ptr[g] + chosen[g]``), candidate c's tests ``need_ptr[c]:need_ptr[c+1]``
-    (form ``need_form[t]`` at least ``need_bound[t]``), its key form ``key_form[c]`` over ``scale[c]``;
-    form f is the sum of ``form_coefficient`` times the marking at ``form_column`` over
-    ``form_ptr[f]:form_ptr[f+1]``. Equal forms are stored once.
+    ``runs[a]``: a may fire in runs (neither it nor a rival is gated); ``gated[a]``: a has gates.
+    ``tables`` starts with the offsets of ten integer tables (table k is
+    ``tables[tables[k]:tables[k+1]]``, k as :data:`GATE_PTR` ...): activity a's gates are
+    ``GATE_PTR[a]:GATE_PTR[a+1]``, gate g's candidates ``CANDIDATE_PTR[g]:CANDIDATE_PTR[g+1]`` (the
+    chosen one ``CANDIDATE_PTR[g] + CHOSEN[g]``), candidate c's tests ``NEED_PTR[c]:NEED_PTR[c+1]``
+    (form ``NEED_FORM[t]`` at least ``NEED_BOUND[t]``), its key form ``KEY_FORM[c]``; form f is the
+    sum of ``FORM_COEFFICIENT`` times the marking at ``FORM_COLUMN`` over
+    ``FORM_PTR[f]:FORM_PTR[f+1]`` (equal forms stored once). ``reals``: each gate's tie, then each
+    candidate's scale (the key is its form over its scale).
     """
     view = net.view(np.zeros((0, len(net.places)), dtype=np.int64))
     forms, form_ptr, form_column, form_coefficient = {}, [0], [], []
@@ -96,10 +104,11 @@ def gate_arrays(net: Net, instant, rivals: np.ndarray):
         gate_ptr.append(len(chosen))
     gated = np.diff(gate_ptr) > 0
     runs = ~gated & ~(rivals & gated[None, :]).any(axis=1)
-    ints = lambda values: np.array(values, dtype=np.int64)     # noqa: E731
-    return (runs, ints(gate_ptr), ints(candidate_ptr), ints(chosen), np.array(tie, dtype=float), ints(key_form),
-            np.array(scale, dtype=float), ints(need_ptr), ints(need_form), ints(need_bound), ints(form_ptr),
-            ints(form_column), ints(form_coefficient))
+    parts = [gate_ptr, candidate_ptr, chosen, key_form, need_ptr, need_form, need_bound, form_ptr, form_column,
+             form_coefficient]
+    offsets = np.cumsum([len(parts) + 1] + [len(part) for part in parts])
+    tables = np.concatenate([offsets] + [np.array(part, dtype=np.int64) for part in parts]).astype(np.int64)
+    return runs, gated, tables, np.array(tie + scale, dtype=float)
 
 
 def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
