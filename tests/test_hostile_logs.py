@@ -410,6 +410,37 @@ def test_job_order_is_the_transitive_reduction(times):
 # --------------------------------------------------------------------------
 
 
+def test_a_repeated_task_a_second_application_or_a_task_outside_the_application_is_refused(tmp_path, capsys):
+    # each would be fitted without a word otherwise: a task counted twice, two applications merged
+    # under the second one's id, a 4 s task in a 2 s application
+    events = spark_events()
+    repeated = events[:8] + [events[7]] + events[8:]
+    refused_in_process(capsys, fit(write_spark(tmp_path / "repeated.json", repeated)), "line 9",
+                       "task ID 1 ends a second time", "repeated event")
+    second = [dict(e, **{"App ID": "local-10"}) if e["Event"] == "SparkListenerApplicationStart" else e
+              for e in events]
+    refused_in_process(capsys, fit(write_spark(tmp_path / "two.json", events[:-1] + second)), "line 15",
+                       "a second SparkListenerApplicationStart (local-10 after local-9)")
+    late = json.loads(json.dumps(events))
+    late[10]["Task Info"].update({"Launch Time": 5000, "Finish Time": 9000})
+    refused_in_process(capsys, fit(write_spark(tmp_path / "late.json", late)), "late.json",
+                       "task 0 (attempt 0) of stage 1 runs from 5000 to 9000 ms, outside the application (0 to 2000 ms)")
+
+
+def test_the_model_is_never_written_over_a_log_it_is_read_from(tmp_path, capsys):
+    path = write_spark(tmp_path / "app.json", spark_events())
+    before = path.read_bytes()
+    refused_in_process(capsys, fit(path, "-o", path, "--force"), "app.json: is one of the logs read")
+    assert path.read_bytes() == before
+
+
+def test_an_input_size_or_scale_of_less_than_a_byte_is_refused(tmp_path, capsys):
+    path = write_spark(tmp_path / "app.json", spark_events())
+    refused_in_process(capsys, fit(path, "--input-size", "0.0001B"), "expected at least 1 byte")
+    refused_in_process(capsys, main(["baseline", str(path), "--predict", "scale=1e-300", "--no-san"]),
+                       "less than a byte")
+
+
 def test_the_same_log_twice_is_refused(tmp_path, capsys):
     path = write_spark(tmp_path / "app.json", spark_events())
     refused_in_process(capsys, fit(path, path), "app.json: given twice")

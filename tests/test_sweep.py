@@ -119,6 +119,17 @@ def test_sweep_in_process_and_never_overwrite(tmp_path, capsys):
     assert len(read_rows(out)[1]) == 1
 
 
+def test_a_file_where_the_sweep_keeps_its_record_is_not_replaced_without_force(tmp_path, capsys):
+    out, record = tmp_path / "side.csv", tmp_path / "side.csv.sweep.json"
+    record.write_text("my notes, not spn's\n")
+    args = ["sweep", EXAMPLE, "--grid", "cluster.containers=2", "--out", str(out), "--workers", "0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "side.csv.sweep.json exists" in err and "--force" in err and len(err.strip().splitlines()) == 1
+    assert record.read_text() == "my notes, not spn's\n" and not out.exists()
+    assert main(args + ["--force"]) == 0 and out.exists()
+
+
 def test_bad_points_are_refused_before_solving(tmp_path, capsys):
     out = tmp_path / "r.csv"
     assert main(["sweep", EXAMPLE, "--grid", "cluster.containers=0,2", "--out", str(out), "--workers", "0"]) == 2

@@ -172,6 +172,9 @@ def check_outputs(out, plot, *, resume: bool, force: bool) -> None:
 
     if os.path.exists(out) and os.path.isfile(out) and not resume and not force:
         raise ModelError(f"{out} exists: add --resume to continue that sweep, or --force to replace it")
+    if not os.path.exists(out) and os.path.exists(record_path(out)) and not resume and not force:
+        raise ModelError(f"{record_path(out)} exists (the record of a sweep whose CSV is gone, or another file): "
+                         "add --force to replace it")
     check_target(out, force=True, what="sweep CSV")        # a folder, a device, a missing folder
     if plot is None:
         return

@@ -85,6 +85,9 @@ def run_fit(args) -> int:
 
     if args.out and os.path.exists(args.out) and not args.force:
         raise ModelError(f"{args.out}: already exists; give --force to overwrite it")
+    if args.out and os.path.exists(args.out) and any(
+            os.path.exists(log) and os.path.samefile(args.out, log) for log in args.logs):
+        raise ModelError(f"{args.out}: is one of the logs read; the model goes to another file", option="out")
     with _args.warnings_as_lines():
         model = fit_logs(
             args.logs, per_query=args.per_query, input_size=args.input_size, max_shape=args.max_shape,
@@ -158,6 +161,9 @@ def run_baseline(args) -> int:
         sizes = asked["input-size"]
     elif largest > 0:
         sizes = [round(s * largest) for s in asked.get("scale", [1.0])]
+        if min(sizes) < 1:
+            raise SpnError(f"--scale {min(asked['scale']):g} of the logs' {largest:,} bytes of input is "
+                           "less than a byte", option="scale")
     elif asked.get("scale", [1.0]) != [1.0]:
         raise SpnError("--scale needs the input size of the logs, and they report none (Input Metrics)")
     else:

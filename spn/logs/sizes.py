@@ -40,8 +40,10 @@ def parse_size(text) -> int:
             )
         value, unit = float(match.group(1)), match.group(2).lower()
     size = value * _UNITS[unit]
-    if not (math.isfinite(size) and size > 0):
-        raise ModelError(f"input size {text!r}: expected a size > 0")
+    if not math.isfinite(size):
+        raise ModelError(f"input size {text!r}: expected a finite size")
+    if round(size) < 1:        # 0.0001B would be fitted as an input of 0 bytes
+        raise ModelError(f"input size {text!r}: expected at least 1 byte")
     return int(round(size))
 
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spn.exceptions import LogFormatError
 from spn.limits import MAX_COUNT
 from spn.logs.fields import (
     MAX_TIME_MS, FieldError, byte_count, count, event_at, id_list, ident, integer, mapping, scalar_text, shown, text,
@@ -318,6 +319,8 @@ class _LogReader:
         self.stages = {}  # (stage id, attempt) -> dict, in first-seen order
         self.declared_parents = {}  # stage id -> parent ids, from JobStart's Stage Infos
         self.tasks = []
+        self.task_ids = set()   # Spark numbers the task attempts of an application once each
+        self.started = False
         self.executors = {}  # executor id -> dict
 
     def take(self, event: dict) -> None:
@@ -325,6 +328,10 @@ class _LogReader:
         if kind == "SparkListenerLogStart":
             self.spark_version = text(event, "Spark Version")
         elif kind == "SparkListenerApplicationStart":
+            if self.started:
+                raise FieldError(f"a second SparkListenerApplicationStart ({text(event, 'App ID')} after "
+                                 f"{self.app['app_id']}): a log holds one application")
+            self.started = True
             self.app.update(app_id=text(event, "App ID"), name=text(event, "App Name"), user=text(event, "User"),
                             start_ms=time_ms(event, "Timestamp"))
             _in_order(self.app["start_ms"], self.app["end_ms"], "the application", _APP_TIMES)
@@ -343,7 +350,13 @@ class _LogReader:
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
             self._stage_info(mapping(event.get("Stage Info"), "Stage Info"), completed=kind.endswith("Completed"))
         elif kind == "SparkListenerTaskEnd":
-            self.tasks.append(_task(event))
+            task = _task(event)
+            if task.task_id is not None:
+                if task.task_id in self.task_ids:
+                    raise FieldError(f"task ID {task.task_id} ends a second time (task {task.index} of stage "
+                                     f"{task.stage_id}): a repeated event, or two logs in one file")
+                self.task_ids.add(task.task_id)
+            self.tasks.append(task)
         elif kind == "SparkListenerExecutorAdded":
             info = mapping(event.get("Executor Info"), "Executor Info", required=False)
             executor = self._executor(event.get("Executor ID"))
@@ -433,6 +446,13 @@ class _LogReader:
         )
 
     def application(self, digest: str | None = None) -> SparkApplication:
+        start, end = self.app["start_ms"], self.app["end_ms"]
+        for task in self.tasks:     # the driver stamps tasks and the application on one clock
+            if (start is not None and task.launch_ms < start) or (end is not None and task.finish_ms > end):
+                raise LogFormatError(
+                    f"{self.path}: task {task.index} (attempt {task.attempt}) of stage {task.stage_id} runs from "
+                    f"{task.launch_ms} to {task.finish_ms} ms, outside the application ({start} to {end} ms): "
+                    "the log is corrupt, and no time in it can be trusted")
         properties = self.properties
         redacted = tuple(sorted(k for k, v in properties.items() if v == _REDACTED))
         return SparkApplication(
