@@ -106,6 +106,20 @@ def test_json_rows_have_key_value_mean_within_its_interval_method_and_rules(logs
     assert rows[2]["rules"][0].endswith("remote fraction 0.5 -> 0.75")
 
 
+@pytest.mark.skipif(not (DATA / "spark-events" / "local-1430917381534.json").exists(), reason="needs ../shared/data")
+def test_max_states_bounds_the_exact_chain_and_the_estimate_says_how_it_was_made(capsys, monkeypatch):
+    # a fit at Erlang shapes up to 1,000 makes wide markings: predict's own budget is far below solve's
+    from spn.analysis import predict as predict_module
+    from spn.defaults import MAX_STATES
+
+    assert predict_module.PREDICT_MAX_STATES <= MAX_STATES / 10
+    log = DATA / "spark-events" / "local-1430917381534.json"
+    exact, = predict_json(capsys, monkeypatch, log, "--vary", "spark.executor.cores=2")
+    small, = predict_json(capsys, monkeypatch, log, "--vary", "spark.executor.cores=2", "--max-states", "5")
+    assert exact["method"] == "exact (CTMC)" and small["method"] != exact["method"]
+    assert small["ci_low"] <= exact["mean_execution_time"] <= small["ci_high"]
+
+
 def test_what_if_holds_the_other_settings_fixed(logs, capsys, monkeypatch):
     rows = predict_json(capsys, monkeypatch, logs["compute"], "--vary", "spark.executor.instances=2,4",
                         "--what-if", "spark.executor.cores=1")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from spn.analysis.predict import PREDICT_MAX_STATES
 from spn.cli import _args
 
 
@@ -29,6 +30,11 @@ def register(commands) -> None:
                          help="relative half-width of each 95 %% interval (default: %(default)s)")
     predict.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                          help="stop each configuration's simulation after T seconds")
+    predict.add_argument("--max-states", type=_args.bounded_int(1, _args.MAX_STATES_OPTION),
+                         default=PREDICT_MAX_STATES, metavar="N",
+                         help="solve a configuration exactly only while its chain has at most N tangible states "
+                         "(default: %(default)s; the task laws are fitted at Erlang shapes up to 1,000, so "
+                         "its markings may be wide), else by the job-alone method or a simulation")
     _args.add_json(predict)
     predict.set_defaults(run=run_predict)
 
@@ -42,7 +48,7 @@ def run_predict(args) -> int:
     with _args.warnings_as_lines():
         rows = predict(args.logs, parse_vary(args.vary), args.what_if, users=args.users,
                        think_time=args.think_time, seed=args.seed, rel_precision=args.rel_precision,
-                       max_seconds=args.max_seconds)
+                       max_seconds=args.max_seconds, max_states=args.max_states)
     if args.json:
         _args.print_json({"logs": list(args.logs), "rows": [row.as_dict() for row in rows]})
         return 0
