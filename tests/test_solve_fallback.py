@@ -180,3 +180,18 @@ def test_method_exact_with_percentiles_is_the_exact_distribution(capsys):
     code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "exact", "--percentiles", "50", "--json")
     assert code == 0, err
     assert "50" in json.loads(out)["percentiles"]
+
+
+def test_thousands_of_users_are_simulated_without_building_their_job_identity_net(monkeypatch):
+    # a slot of places per job in the system: 300 users took a minute to build a net past any budget
+    from spn.analysis.solve import JOB_NET_MAX_PLACES, job_net_too_large
+    from spn.models import jobs
+
+    def crowd(users, policy="fifo"):
+        return load_description(MAPREDUCE, [f"workload.users={users}", f"scheduler.policy={policy}"])
+    assert job_net_too_large(crowd(3)) is None
+    assert job_net_too_large(crowd(10_000, policy="gate")) is None      # the paper's net has no slots
+    assert str(JOB_NET_MAX_PLACES) in job_net_too_large(crowd(300)).replace(",", "")
+    monkeypatch.setattr(jobs, "build_jobs", lambda *a, **k: pytest.fail("built a job-identity net of 300 slots"))
+    report = solve_description(crowd(300), fallback=True, max_seconds=5, rel_precision=0.05)
+    assert isinstance(report, SimulatedSolveReport) and "job-identity net" in report.reason

@@ -78,7 +78,7 @@ def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states:
     ``method="simulation"``) simulated with the queue simulator."""
     from spn.analysis.solve import (
         ANALYTIC_DISTRIBUTIONS, GATED_MAX_STATES, SIMULATION_PRECISION, SIMULATION_SECONDS, exploration_stopped,
-        simulate_for_solve,
+        job_net_too_large, simulate_for_solve,
     )
 
     started = time.perf_counter()
@@ -94,8 +94,11 @@ def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states:
         raise ModelError(problems)
     from spn.models.jobs import build_classes
 
-    model = build_classes(desc)
     chooses = fallback and method == "auto"
+    too_large = job_net_too_large(desc) if chooses else None
+    if too_large:
+        return simulate_for_solve(desc, too_large, **simulation)
+    model = build_classes(desc)
     limit = min(max_states, GATED_MAX_STATES) if chooses and not is_plain(model.net, choices=True) else max_states
     try:
         ss = explore(model.net, max_states=limit, progress=progress)
