@@ -427,6 +427,17 @@ def test_a_repeated_task_a_second_application_or_a_task_outside_the_application_
                        "task 0 (attempt 0) of stage 1 runs from 5000 to 9000 ms, outside the application (0 to 2000 ms)")
 
 
+def test_a_stage_declaring_more_tasks_than_the_log_shows_is_said(tmp_path, capsys):
+    # a driver drops events when its listener queue is full: the declared count is kept, but not silently
+    events = json.loads(json.dumps(spark_events()))
+    for e in events[5], events[8]:
+        e["Stage Info"]["Number of Tasks"] = 1000
+    assert fit(write_spark(tmp_path / "claims.json", events), "-o", tmp_path / "m.yaml") == 0
+    err = capsys.readouterr().err
+    assert "spn: note: claims.json: stage 0 declares 1,000 tasks but 2 ended successfully" in err
+    assert "tasks: 1000" in (tmp_path / "m.yaml").read_text()
+
+
 def test_the_model_is_never_written_over_a_log_it_is_read_from(tmp_path, capsys):
     path = write_spark(tmp_path / "app.json", spark_events())
     before = path.read_bytes()

@@ -299,8 +299,26 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
                      f"{', '.join(map(str, wasted))}): lost work, not fitted as task time")
     if app.end_ms is None:
         notes.append("no ApplicationEnd in the log: the model ends with the last job")
+    notes += _unseen_tasks(app)
     return Run(
         source=app.path, label=app_label(app),
         framework="spark", jobs=records, end_delay=end_delay, input_bytes=largest_input(records),
         containers=containers, containers_how=how, span=span, notes=tuple(notes), digest=app.digest,
     )
+
+
+def _unseen_tasks(app) -> list[str]:
+    """A note per completed stage with fewer successful tasks in the log than it declares: the driver
+    drops events when its listener queue is full (or the log was cut), so the declared count is kept
+    as the stage's tasks and the times seen are a sample; but the user must know."""
+    declared, ended, completed = defaultdict(int), defaultdict(set), set()
+    for stage in app.stages:
+        declared[stage.stage_id] = max(declared[stage.stage_id], stage.num_tasks)
+        if stage.completion_ms is not None and not stage.failed:
+            completed.add(stage.stage_id)
+    for task in app.tasks:
+        if task.successful:
+            ended[task.stage_id].add(task.index)
+    return [f"stage {s} declares {declared[s]:,} tasks but {len(ended[s]):,} ended successfully in the log "
+            "(events dropped by the driver, or a cut log): it is modelled with the declared count, its task "
+            "times a sample of those seen" for s in sorted(completed) if len(ended[s]) < declared[s]]
