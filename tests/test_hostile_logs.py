@@ -438,6 +438,18 @@ def test_a_stage_declaring_more_tasks_than_the_log_shows_is_said(tmp_path, capsy
     assert "tasks: 1000" in (tmp_path / "m.yaml").read_text()
 
 
+def test_baseline_refuses_logs_that_are_not_runs_of_one_application(tmp_path, capsys):
+    # ideal scaling and Ernest were fitted across them as if they were (1.956e+05 s for a 10 s run)
+    one = write_spark(tmp_path / "one.json", spark_events())
+    events = json.loads(json.dumps(spark_events()))
+    for e in events[9], events[11]:                             # stage 1 no longer waits for stage 0
+        e["Stage Info"]["Parent IDs"] = []
+    other = write_spark(tmp_path / "other.json", events)
+    job = write_jhist(tmp_path / "job.jhist", jhist_records())
+    for logs in ((one, other), (one, job)):
+        refused_in_process(capsys, main(["baseline", *map(str, logs), "--no-san"]), "are not runs of the same application")
+
+
 def test_the_model_is_never_written_over_a_log_it_is_read_from(tmp_path, capsys):
     path = write_spark(tmp_path / "app.json", spark_events())
     before = path.read_bytes()

@@ -181,6 +181,20 @@ def _check_same_structure(runs, *, tasks_may_differ: bool) -> None:
             )
 
 
+def check_same_application(runs) -> None:
+    """Raise LogFormatError unless the runs are of one application (same jobs, stages and DAG; the task
+    counts may differ with the input size), as the baselines and the fits take them.
+
+    >>> check_same_application([])      # nothing to compare
+    """
+    for run in runs[1:]:
+        if run.framework != runs[0].framework:
+            raise LogFormatError(f"{run.source} ({run.framework}) and {runs[0].source} ({runs[0].framework}) are not "
+                                 "runs of the same application: one framework's logs at a time")
+    if runs:
+        _check_same_structure(runs, tasks_may_differ=True)
+
+
 def _phase_name(stage: StageRecord) -> str:
     """``stage-<id>`` (``stage-<a>-<b>`` for a merged group, ``stages-<a>-to-<z>`` past three), or its own name."""
     if stage.phase:
