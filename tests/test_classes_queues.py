@@ -367,6 +367,10 @@ BAD = [
     (["classes.etl.edges=[[map, mapp]]"], "classes[0] (etl).edges[0]: unknown phase 'mapp' (phases: map, reduce)"),
     (["classes.etl.phases.reduce.name=map"], "classes[0] (etl).phases[1]: duplicate phase name 'map' (also phases[0])"),
     (["classes.dashboard.name=etl"], "classes[1]: duplicate class name 'etl' (also classes[0])"),
+    # the net's places are <queue>/job<k>/<class>/...: queues q and q/job1 would share places
+    (["queues.bi.name=etl/job1", "classes.dashboard.queue=etl/job1"],
+     "queues[1].name: 'etl/job1': a queue name cannot hold '/'"),
+    (["classes.dashboard.name=' dash'"], "classes[1].name: ' dash': a class name must be printable, with no blank"),
     (["classes.etl.users=0"], "classes[0] (etl).users: expected an integer >= 1, got 0"),
     (["classes.etl.think_time=1e12"], "classes[0] (etl).think_time: expected a number of seconds in [1e-06, 1e+09]"),
     (["queues.etl.policy=gate"], 'queues[0] (etl).policy: expected one of: fifo, fair, got "gate"'),

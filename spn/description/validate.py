@@ -279,6 +279,12 @@ def _unique_names(data: Mapping, key: str, what: str) -> list[str]:
     for index, item in enumerate(data[key] if isinstance(data[key], list) else ()):
         name = item.get("name") if isinstance(item, Mapping) else None
         if isinstance(name, str) and name:
+            if "/" in name:         # the net's places are <queue>/job<k>/<class>/...: a '/' would make two meet
+                found.append(f"{key}[{index}].name: {_quoted(name)}: a {what} name cannot hold '/' (it separates "
+                             "queue, slot and class in the net's place names)")
+            elif not name.strip() or name != name.strip() or not name.isprintable():
+                found.append(f"{key}[{index}].name: {_quoted(name)}: a {what} name must be printable, with no "
+                             "blank at either end (it heads columns of the reports)")
             if name in first_index:
                 found.append(f"{key}[{index}]: duplicate {what} name {_quoted(name)} (also {key}[{first_index[name]}])")
             else:
