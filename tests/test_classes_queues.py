@@ -474,3 +474,14 @@ def test_a_queue_without_classes_lends_its_share_and_the_net_solves_as_without_i
         assert empty_beside["classes"][name]["mean_execution_time"] == pytest.approx(
             alone["classes"][name]["mean_execution_time"], rel=1e-12)
     assert empty_beside["queues"]["qb"]["utilization"] == 0
+
+
+def test_utilisation_is_a_fraction_even_where_rounding_passes_one():
+    # a class that never thinks keeps every container busy: 1 + 2e-16 is rounding, printed as 1
+    from spn.analysis.solve_classes import solve_classes
+
+    busy = two_classes(containers=1, a={"users": 3, "think_time": 1e-6, "tasks": 1, "mean": 1e6},
+                       b={"think_time": 1.0, "tasks": 1, "mean": 1.0})
+    report = solve_classes(busy).as_dict()
+    assert 0.999 < report["utilization"] <= 1.0
+    assert all(0.0 <= q["utilization"] <= 1.0 for q in report["queues"].values())

@@ -125,7 +125,7 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
     from spn.description.model import require_single_class
     from spn.solvers.passage_slots import tagged_job_distribution
 
-    require_single_class(desc, "spn plan and spn sweep")
+    require_single_class(desc, "the execution-time distribution (--percentiles, --deadline)")
     percentiles = tuple(float(q) for q in percentiles)
     if distribution is None:
         distribution = bool(percentiles) or deadline is not None

@@ -320,7 +320,7 @@ def _capacity_problems(data: Mapping, queues: list) -> list[str]:
         last, capacity = capacities[-1]
         rest = 1 - (total - capacity)             # what the last queue would need
         hint = f", e.g. --set queues.{last}.capacity={rest:.6g}" if 0 < rest <= 1 else ""
-        found.append(f"queues: capacities sum to {total:.6g} ({terms}), not 1 as YARN requires of sibling "
+        found.append(f"queues: capacities sum to {total:.12g} ({terms}), not 1 as YARN requires of sibling "
                      f"queues: set them together{hint}")
     return found
 

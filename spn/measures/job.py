@@ -21,6 +21,8 @@ spn.exceptions.ImplausibleResultError: implausible steady state: probabilities s
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from dataclasses import dataclass
 
@@ -115,7 +117,8 @@ def job_measures(ss, pi, *, users: int, think_time: float, end_activity: str, th
     )
     if check:
         check_measures(measures, users=users)
-    return measures
+    # a busy fraction of 1 + 2e-16 is rounding (the check above caught anything larger): print it as 1
+    return dataclasses.replace(measures, utilization=_unit(measures.utilization))
 
 
 @dataclass(frozen=True)
@@ -147,4 +150,9 @@ def classes_measures(ss, pi, *, classes, queues, container_place: str, container
     if check and abs(sum(per_queue.values()) - busy) > 1e-6:
         raise ImplausibleResultError(f"the queues hold {sum(per_queue.values()):.6g} of the containers "
                                      f"on average, the cluster {busy:.6g}")
-    return ClassesMeasures(per_class, per_queue, busy)
+    return ClassesMeasures(per_class, {name: _unit(u) for name, u in per_queue.items()}, _unit(busy))
+
+
+def _unit(fraction: float) -> float:
+    """A fraction of the containers, rounding outside [0, 1] taken back."""
+    return min(max(fraction, 0.0), 1.0)
