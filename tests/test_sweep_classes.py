@@ -176,3 +176,17 @@ def test_dask_workers_give_the_same_rows(tmp_path):
         rows[workers] = {r["point"]: {k: v for k, v in r.items() if k != "seconds"} for r in read_rows(out)[1]}
     assert summary.runner == "local Dask cluster (2 worker processes)"
     assert rows[0] == rows[2] and {r["method"] for r in rows[2].values()} == {"exact", "simulation"}
+
+
+def test_with_every_capacity_on_the_grid_a_combination_not_summing_to_1_is_a_failed_row(tmp_path):
+    out = tmp_path / "both.csv"
+    grid = ["queues.etl.capacity=0.25,0.75", "queues.bi.capacity=0.75,0.25"]
+    summary = run_sweep(TWO_QUEUES, grid, out, sets=(*SMALL, "queues.bi.max_capacity=1"), workers=0)
+    assert (summary.points, summary.failed) == (4, 2)
+    _, rows = read_rows(out)
+    by_point = {(r["queues.etl.capacity"], r["queues.bi.capacity"]): r for r in rows}
+    assert "capacities sum to 0.5" in by_point[("0.25", "0.25")]["error"]
+    assert "capacities sum to 1.5" in by_point[("0.75", "0.75")]["error"]
+    assert float(by_point[("0.25", "0.75")]["mean_execution_time"]) == pytest.approx(
+        solved(["queues.etl.capacity=0.25", "queues.bi.capacity=0.75", "queues.bi.max_capacity=1"])
+        ["mean_execution_time"], rel=1e-9)

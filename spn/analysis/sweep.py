@@ -406,11 +406,16 @@ def _check_values(model, data, grid, layout: ClassSweep | None = None):
     point is rebalanced first (:func:`~spn.analysis.sweep_classes.rebalance`), and a value
     may not rename a class or a queue (the columns are named after them).
     """
+    from spn.analysis.sweep_classes import shares_on_grid
     from spn.description.model import require_single_class
 
     _check_paths(data, grid)
     first = [values[0] for _, values in grid]
     problems, bad, reference = [], 0, None
+    queues = data.get("queues") if layout is not None else None
+    # every queue's capacity on the grid: nothing is rebalanced, and a combination not summing to 1
+    # is a failed point (recorded when it comes), not a reason to refuse the whole grid
+    every_share = isinstance(queues, list) and len(shares_on_grid(data, [p for p, _ in grid])[0]) == len(queues)
     for d, (path, values) in enumerate(grid):
         others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
         for v in ((values[0], values[-1]) if _is_range(values) else values):
@@ -423,12 +428,14 @@ def _check_values(model, data, grid, layout: ClassSweep | None = None):
                 if reference is None:
                     reference = desc
             except ModelError as error:
+                if every_share and all("capacities sum to" in p for p in error.problems):
+                    continue
                 bad += 1
                 if len(problems) < 3:
                     problems.append(f"{path}={v}: {error}")
     if problems:
         raise ModelError(problems + ([f"... and {bad - 3} more values"] if bad > 3 else []))
-    return reference
+    return reference if reference is not None else point_description(data, [], layout, source=str(model))
 
 
 def _is_range(values) -> bool:
