@@ -397,6 +397,21 @@ def test_a_log_without_task_metrics_keeps_task_times_fixed_and_says_so(tmp_path,
     assert "spn: note: stage 0: 4 of 4 tasks have no Task Metrics" in result.stderr.decode()
 
 
+def test_an_input_size_is_not_scaled_from_a_pilot_whose_input_tasks_lack_metrics(tmp_path):
+    # their bytes would count as 0: the pilot's input looks smaller, and every target scales too far
+    path = pilot_log(tmp_path / "pilot.json")
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    first = next(e for e in events if e["Event"] == "SparkListenerTaskEnd" and e["Stage ID"] == 0)
+    first["Task Metrics"] = None
+    holed = tmp_path / "holed.json"
+    holed.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    app = read_spark_log(holed)
+    run = spark_run(app, timed_jobs(app))
+    with pytest.raises(ModelError, match="1 task.s. of stage 0, which reads input, have no Task Metrics"):
+        what_if_run(app, run, {"input-size": 2 * run.input_bytes})
+    assert what_if_run(app, run, {"spark.executor.instances": 4}).rules      # other what-ifs still answer
+
+
 def test_a_larger_stage_pays_the_cold_start_of_its_first_wave_once(tmp_path):
     # 12 input tasks on 4 slots; the first wave (4 tasks) ran 1.0 s longer each (fresh executors: class
     # loading, JIT). Input x2: 24 tasks = the 4 cold ones as they were + 20 with the warm tasks' times

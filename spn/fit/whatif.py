@@ -227,6 +227,8 @@ def what_if_run(app: SparkApplication, run: Run, changes: Mapping[str, int]) -> 
     ``executor-cpus`` describes the machines, so it holds for the pilot too.
     """
     pilot = replace(pilot_setting(app, run), cpus=changes.get("executor-cpus"))
+    if changes.get("input-size", pilot.input_bytes) != pilot.input_bytes:
+        _require_input_measured(app)
     target = target_setting(pilot, changes)
     if target == pilot:
         return WhatIf(run, pilot, target, ("the target is the pilot's own configuration: task times as measured",))
@@ -416,3 +418,14 @@ def _as_int(value) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+def _require_input_measured(app: SparkApplication) -> None:
+    """Refuse an input-size what-if when a task of a stage that reads input has no Task Metrics: the
+    pilot's input would be counted without its bytes, and every size scaled from too small a base."""
+    reads = {t.stage_id for t in app.tasks if t.successful and t.input_bytes > 0}
+    unmeasured = Counter(t.stage_id for t in app.tasks if t.successful and t.stage_id in reads and t.metrics is None)
+    if unmeasured:
+        stage, count = min(unmeasured.items())
+        raise ModelError(f"what-if input-size: {count} task(s) of stage {stage}, which reads input, have no Task "
+                         "Metrics, so the pilot's input size is not known (only a lower bound)")
