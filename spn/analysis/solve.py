@@ -380,14 +380,16 @@ def choose_method(desc, max_states: int = MAX_STATES) -> str | None:
 #: it has one slot of places per job in the system, so thousands of users make a net whose building
 #: alone takes minutes and gigabytes (300 users: a minute), for a chain that is almost always past
 #: any state budget; the simulators take such workloads in seconds
-JOB_NET_MAX_PLACES = 1_000
+JOB_NET_MAX_PLACES = 200
 
 
 def job_net_too_large(desc) -> str | None:
     """Why the job-identity net of ``desc`` is too large to build (then simulate), or None.
 
-    A slot holds the places of a job of each class of its queue: at least two per phase, and one
-    per Erlang stage of its running tasks (a low estimate of the places of :mod:`spn.models.jobs`).
+    A slot holds the places of a job of each class of its queue: at least two per phase (a low
+    estimate of the places of :mod:`spn.models.jobs`, which also has one per Erlang stage; those
+    are left out, so that one user's application fitted at high shapes stays exact where the
+    lower bound lets it).
 
     >>> from spn.description import load_description
     >>> job_net_too_large(load_description("models/mapreduce.yaml", ["scheduler.policy=fifo"])) is None
@@ -402,7 +404,7 @@ def job_net_too_large(desc) -> str | None:
     for queue in queues_of(desc):
         members = [c for c in classes if c.queue == queue.name]
         slots = sum(c.workload.users for c in members)
-        places += slots * sum(2 + (p.shape if p.distribution == "erlang" else 1) for c in members for p in c.phases)
+        places += slots * sum(2 * len(c.phases) for c in members)
     if places > JOB_NET_MAX_PLACES:
         return (f"its job-identity net would have at least {places:,} places (a slot per job in the system), "
                 f"past {JOB_NET_MAX_PLACES:,}: its chain is far too large to build")
