@@ -14,7 +14,6 @@ absolute numbers, across machines.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # this folder's coverage.py would shadow the coverage package (which Numba imports)
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.run import in_process  # noqa: E402 (a fresh process per net and engine)
 
 #: (label, model file, overrides)
 NETS = [
@@ -47,27 +48,17 @@ def build_net(model, overrides):
     return build_classes(desc).net if desc.classes else build_jobs(desc).net
 
 
-def run(engine, model, overrides, out):
+def run(spec, out):
+    """Explore net ``spec = (engine, model, overrides)`` and put its size and time on ``out``."""
     from spn.statespace import explore
 
+    engine, model, overrides = spec
     net = build_net(model, overrides)
     if engine == "compiled":
         from spn.statespace import compiled   # noqa: F401 (loads Numba and the cached kernel outside the timing)
     started = time.perf_counter()
     ss = explore(net, engine=engine, max_states=20_000_000)
     out.put({"states": ss.n_states, "transitions": ss.n_transitions, "seconds": time.perf_counter() - started})
-
-
-def in_process(engine, model, overrides, timeout):
-    out = mp.Queue()
-    p = mp.get_context("fork").Process(target=run, args=(engine, model, overrides, out))
-    p.start()
-    p.join(timeout)
-    if p.is_alive():
-        p.kill()
-        p.join()
-        return {"error": f"over {timeout:.0f} s"}
-    return out.get() if not out.empty() else {"error": f"exit code {p.exitcode}"}
 
 
 def main(argv=None):
@@ -80,8 +71,8 @@ def main(argv=None):
     header = ("net", "states", "transitions", "NumPy s", "compiled s", "compiled states/s", "NumPy / compiled")
     rows = []
     for label, model, overrides in NETS:
-        a = in_process("numpy", model, overrides, args.timeout)
-        b = in_process("compiled", model, overrides, args.timeout)
+        a = in_process(run, ("numpy", model, overrides), args.timeout)
+        b = in_process(run, ("compiled", model, overrides), args.timeout)
         if "error" in a or "error" in b:
             rows.append((label, "-", "-", a.get("error", f"{a.get('seconds', 0):.2f}"),
                          b.get("error", f"{b.get('seconds', 0):.2f}"), "-", "-"))
