@@ -485,3 +485,18 @@ def test_utilisation_is_a_fraction_even_where_rounding_passes_one():
     report = solve_classes(busy).as_dict()
     assert 0.999 < report["utilization"] <= 1.0
     assert all(0.0 <= q["utilization"] <= 1.0 for q in report["queues"].values())
+
+
+def test_exact_and_simulated_class_reports_name_the_same_facts():
+    # a script reading spn solve --json must not break on which method solve happened to pick
+    from spn.analysis.solve_classes import solve_classes
+
+    small = ["cluster.containers=4", "classes.etl.users=1", "classes.dashboard.users=2",
+             "classes.etl.phases.map.tasks=3", "classes.etl.phases.reduce.tasks=1", "classes.dashboard.phases.scan.tasks=2"]
+    desc = load_description(EXAMPLE, small)
+    exact = solve_classes(desc).as_dict()
+    simulated = solve_classes(desc, method="simulation", max_seconds=5, rel_precision=0.05).as_dict()
+    for key in ("model", "method", "mean_execution_time", "throughput", "utilization", "users", "think_time",
+                "policy", "containers", "classes", "queues"):
+        assert key in exact and key in simulated, key
+    assert (exact["policy"], exact["think_time"]) == (simulated["policy"], simulated["think_time"])

@@ -44,6 +44,7 @@ class ClassesSolveReport:
     explore_s: float
     solve_s: float
     total_s: float
+    policy: str = "fifo"        # the description's scheduler.policy, as the simulated report names it
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn solve --json`` for classes (the keys of ``spn simulate``'s, without intervals).
@@ -62,6 +63,8 @@ class ClassesSolveReport:
             "utilization": self.measures.utilization,
             **solution_dict(self),
             "users": sum(c.workload.users for c in self.classes),
+            "think_time": None,         # each class has its own (below), as in the simulated report
+            "policy": self.policy,
             "containers": self.containers,
             "classes": {c.name: {"mean_execution_time": per_class[c.name].mean_execution_time,
                                  "throughput": per_class[c.name].throughput, **c.facts()}
@@ -114,4 +117,5 @@ def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states:
                                 containers=model.containers, check=result.converged)
     return ClassesSolveReport(desc.name, model.containers, job_classes(desc), queues_of(desc), measures,
                               ss.n_states, ss.n_transitions, result, explored - started,
-                              time.perf_counter() - explored, time.perf_counter() - started)
+                              time.perf_counter() - explored, time.perf_counter() - started,
+                              policy=desc.scheduler.policy)
