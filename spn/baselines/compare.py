@@ -126,12 +126,12 @@ def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, 
     ``references`` are the logs' :class:`ReferenceRun` when already read (one per path, same order).
     """
     from spn.fit.scaling import check_same_application
-    from spn.logs.runs import load_runs
 
     paths = list(paths)
     references = [reference_run(p) for p in paths] if references is None else list(references)
     check_distinct(zip(paths, [r.digest for r in references]))
-    check_same_application([load_runs(p) for p in paths])     # every formula takes them as runs of one
+    # every formula takes them as runs of one application
+    check_same_application([r.run for r in references if r.run is not None])
     solver = _san_solver(paths, references, max_shape=max_shape, max_states=max_states) if san else None
     return compare_runs(references, targets, cores_range=cores_range, san=solver,
                         sparklens=[_attempt(lambda: _sparklens_of(p)) for p in paths])

@@ -19,7 +19,7 @@ stage groups) with the same readers as ``spn fit``, so that ``T``, ``D`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spn.exceptions import LogFormatError
@@ -50,6 +50,8 @@ class ReferenceRun:
     cores: int
     groups: tuple[StageGroup, ...] = ()
     digest: str | None = None  # of the log's bytes (spn.logs.runs.check_distinct): one log, one run
+    #: the :class:`~spn.logs.records.Run` read from the log (its jobs and stages), when read from one
+    run: object = field(default=None, compare=False, repr=False)
 
 
 def reference_run(path) -> ReferenceRun:
@@ -75,7 +77,7 @@ def reference_run(path) -> ReferenceRun:
 
         groups = stage_groups(read_spark_log(path))
     return ReferenceRun(str(path), float(run.span), int(run.input_bytes), int(run.containers), groups,
-                        digest=run.digest)
+                        digest=run.digest, run=run)
 
 
 def stage_groups(app) -> tuple[StageGroup, ...]:
