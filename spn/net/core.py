@@ -75,24 +75,14 @@ class MarkingView:
             return self.markings[:, stages].sum(axis=1, dtype=np.int64)
         raise ModelError(f"unknown place {place!r}")
 
-    def totals(self, groups) -> np.ndarray:
-        """(markings, groups) array: the tokens of each group of places, summed, in every marking.
-
-        One gather and one product for any number of places, where a loop of ``m["P"]``
-        costs a call per place: gates that compare sums over many places (a scheduler's
-        running tasks per job) are evaluated for every block of markings while exploring.
-
-        >>> v = MarkingView(np.array([[1, 2, 3], [4, 5, 6]]), {"a": 0, "b": 1, "c": 2})
-        >>> v.totals([("a", "b"), ("c",), ()])
-        array([[3, 3, 0],
-               [9, 6, 0]])
-        """
-        return self.sums([tuple((place, 1) for place in places) for places in groups])
-
     def sums(self, forms, dtype=np.int64) -> np.ndarray:
         """(markings, forms) array: each form, a sequence of (place, coefficient), summed as
         coefficient times tokens in every marking (``dtype`` object: Python integers, exact
         however large the coefficients).
+
+        One gather and one product for any number of places, where a loop of ``m["P"]``
+        costs a call per place: choice gates compare such sums (a scheduler's running tasks
+        per job) for every block of markings while exploring.
 
         >>> v = MarkingView(np.array([[1, 2, 3], [4, 5, 6]]), {"a": 0, "b": 1, "c": 2})
         >>> v.sums([(("a", 2), ("c", -1)), (("b", 3),)])
