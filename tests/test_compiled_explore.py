@@ -80,6 +80,15 @@ def test_a_marking_past_max_states_is_an_error():
         explore(mapreduce_dag(3, 6, 6, 4), engine="compiled", max_states=100)
 
 
+def test_max_seconds_is_looked_at_between_chunks_of_markings(monkeypatch):
+    net = mapreduce_dag(3, 6, 6, 4)
+    monkeypatch.setattr(compiled, "CHUNK", 16)      # several kernel calls, so the clock is read
+    with pytest.raises(StateSpaceLimitError, match=r"after 0 s \(max_seconds\)") as stopped:
+        explore(net, engine="compiled", max_seconds=0.0)
+    assert stopped.value.option == "max_seconds"
+    same_chain(explore(net, engine="compiled", max_seconds=60.0), explore(net, engine="numpy"))
+
+
 def vanishing_loop():
     """Two instantaneous activities pass a token back and forth; a third lets it out."""
     return Net([Place("idle", 1), Place("a"), Place("b"), Place("busy")], [

@@ -217,6 +217,28 @@ def test_compare_past_the_state_limit_stops_quickly():
         assert_refused(done, "--max-seconds", "compare")
 
 
+def test_compare_gives_up_exploring_at_its_share_of_max_seconds():
+    from spn.description import load_description
+    from spn.simulation import compare_description
+
+    desc = load_description(ROOT / "models" / "two-queues.yaml")     # millions of states
+    started = time.perf_counter()
+    comparison = compare_description(desc, engines=(), seed=1, max_seconds=1.0)
+    assert time.perf_counter() - started < 10
+    assert comparison.analytic is None
+    assert comparison.analytic_note.startswith("exploring took too long")
+    assert "after 0.5 s (max_seconds)" in comparison.analytic_note
+
+
+def test_compare_does_not_build_a_job_net_of_thousands_of_places():
+    started = time.perf_counter()
+    done = run_spn("compare", str(ROOT / "models" / "two-queues.yaml"), "--set", "classes.dashboard.users=400",
+                   "--max-seconds", "10", "--json")
+    assert time.perf_counter() - started < 30
+    assert done.returncode == 0, done.stderr
+    assert "job-identity net would have at least" in json.loads(done.stdout)["analytic_note"]
+
+
 def test_compare_help_states_its_own_bounds(capsys):
     from spn.simulation.compare import COMPARE_MAX_STATES, COMPARE_SECONDS
 

@@ -17,6 +17,15 @@ def test_max_states_stops_exploration_with_a_clear_error():
         explore(net, max_states=48)
 
 
+def test_max_seconds_stops_exploration_at_the_first_look_at_the_clock_past_it():
+    net = mapreduce_net(users=3, think_time=10.0, containers=4, map_tasks=4, map_time=2.0,
+                        reduce_tasks=4, reduce_time=3.0)
+    with pytest.raises(StateSpaceLimitError, match=r"after 0 s \(max_seconds\) at 1 tangible marking") as stopped:
+        explore(net, engine="numpy", max_seconds=0.0)
+    assert stopped.value.option == "max_seconds"
+    assert explore(net, engine="numpy", max_seconds=60.0).n_states == 49
+
+
 def test_an_unbounded_net_hits_the_limit_instead_of_running_forever():
     net = Net([Place("q", 0)], [TimedActivity("arrive", outputs={"q": 1}, rate=1.0)])
     with pytest.raises(StateSpaceLimitError):

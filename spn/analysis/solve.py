@@ -91,10 +91,10 @@ def solution_dict(report) -> dict:
     }
 
 
-def _explore_and_solve(net, *, method, rtol, max_states, progress, raise_on_nonconvergence):
+def _explore_and_solve(net, *, method, rtol, max_states, progress, raise_on_nonconvergence, explore_seconds=None):
     """State space and steady state of a net, with the time each step took."""
     started = time.perf_counter()
-    ss = explore(net, max_states=max_states, progress=progress)
+    ss = explore(net, max_states=max_states, progress=progress, max_seconds=explore_seconds)
     explored = time.perf_counter()
     result = steady_state(ss.generator(), method=method, rtol=rtol)
     if not result.converged and raise_on_nonconvergence:
@@ -137,13 +137,17 @@ class Solution:
 
 
 def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
-                      progress: bool = False, raise_on_nonconvergence: bool = True) -> Solution:
-    """Build, explore and solve a description; keep the net, the state space and π."""
+                      progress: bool = False, raise_on_nonconvergence: bool = True,
+                      explore_seconds: float | None = None) -> Solution:
+    """Build, explore and solve a description; keep the net, the state space and π.
+
+    ``explore_seconds`` bounds the exploration (None: no limit; past it
+    :class:`StateSpaceLimitError` with ``option="max_seconds"``)."""
     started = time.perf_counter()
     app = build_application(desc)
     ss, result, explore_s, solve_s = _explore_and_solve(
         app.net, method=method, rtol=rtol, max_states=max_states, progress=progress,
-        raise_on_nonconvergence=raise_on_nonconvergence)
+        raise_on_nonconvergence=raise_on_nonconvergence, explore_seconds=explore_seconds)
     # measures of an unconverged solve (asked for with raise_on_nonconvergence=False) are
     # returned unchecked, beside result.converged = False; those of a converged one never are
     try:
@@ -165,7 +169,7 @@ def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
 def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
                       progress: bool = False, raise_on_nonconvergence: bool = True, fallback: bool = False,
                       rel_precision: float = SIMULATION_PRECISION, max_seconds: float | None = SIMULATION_SECONDS,
-                      seed=None):
+                      seed=None, explore_seconds: float | None = None):
     """Solve a model description; raise ConvergenceError unless told otherwise.
 
     ``method``: a steady-state solver (``auto``, ``direct``, ...: the exact CTMC, or an
@@ -174,13 +178,16 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
     (:func:`choose_method`): the exact CTMC when it can be built within ``max_states``,
     else a simulation to a 95 % interval of relative half-width ``rel_precision``, bounded
     by ``max_seconds`` (:func:`simulate_for_solve`); a :class:`SimulatedSolveReport` says so.
+    ``explore_seconds`` bounds exploring the state space (None: no limit): past it the exact
+    path raises :class:`StateSpaceLimitError` (``option="max_seconds"``), the fallback simulates.
     """
     if desc.classes:
         from spn.analysis.solve_classes import solve_classes
 
         return solve_classes(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
                              raise_on_nonconvergence=raise_on_nonconvergence, fallback=fallback,
-                             rel_precision=rel_precision, max_seconds=max_seconds, seed=seed)
+                             rel_precision=rel_precision, max_seconds=max_seconds, seed=seed,
+                             explore_seconds=explore_seconds)
     started = time.perf_counter()
     if method == "simulation":
         return simulate_for_solve(desc, "asked for (method simulation)", rel_precision=rel_precision,
@@ -188,12 +195,14 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
     if method == "exact" or not fallback:
         return solve_application(desc, method="auto" if method == "exact" else method, rtol=rtol,
                                  max_states=max_states, progress=progress,
-                                 raise_on_nonconvergence=raise_on_nonconvergence).report
+                                 raise_on_nonconvergence=raise_on_nonconvergence,
+                                 explore_seconds=explore_seconds).report
     reason = choose_method(desc, max_states)
     if reason is None:
         try:        # (one class: a fair queue's steps are all 1, and the compiled engine reads its gates)
             return solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress,
-                                     raise_on_nonconvergence=raise_on_nonconvergence).report
+                                     raise_on_nonconvergence=raise_on_nonconvergence,
+                                     explore_seconds=explore_seconds).report
         except StateSpaceLimitError as error:
             reason = exploration_stopped(error, max_states, max_states)
     alone = alone_for_solve(desc, reason, started=started)
@@ -206,6 +215,8 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
 
 def exploration_stopped(error: StateSpaceLimitError, max_states: int, limit: int) -> str:
     """Why ``spn solve`` simulates after exploring stopped at ``limit`` states (``max_states`` asked for)."""
+    if error.option == "max_seconds":
+        return f"exploring the chain took too long ({error})"
     if error.option != "max_states":
         return f"the chain does not fit in memory ({error})"
     if limit < max_states:
@@ -368,9 +379,10 @@ def choose_method(desc, max_states: int = MAX_STATES) -> str | None:
     Not tried: a chain that :func:`state_space_lower_bound` already puts past ``max_states``,
     so that no time is spent exploring a chain that cannot fit. (Task-time laws other than
     Erlang/exponential and policies the net does not model stay errors that point to
-    ``spn simulate``: the user asked for a model the CTMC cannot be.)
+    ``spn simulate``: the user asked for a model the CTMC cannot be.) With query classes only
+    the size of the net is looked at: the lower bound is that of one class's chain.
     """
-    bound = state_space_lower_bound(desc)
+    bound = 0.0 if desc.classes else state_space_lower_bound(desc)
     if bound > max_states:
         return f"the chain has at least {bound:,.3g} tangible states, past max_states {max_states:,}"
     return job_net_too_large(desc)

@@ -76,9 +76,10 @@ class ClassesSolveReport:
 
 def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
                   progress: bool = False, raise_on_nonconvergence: bool = True, fallback: bool = False,
-                  rel_precision: float | None = None, max_seconds: float | None = None, seed=None):
-    """Solve a description with query classes: exact, or (``fallback`` past ``max_states``, or
-    ``method="simulation"``) simulated with the queue simulator."""
+                  rel_precision: float | None = None, max_seconds: float | None = None, seed=None,
+                  explore_seconds: float | None = None):
+    """Solve a description with query classes: exact, or (``fallback`` past ``max_states`` or
+    ``explore_seconds``, or ``method="simulation"``) simulated with the queue simulator."""
     from spn.analysis.solve import (
         ANALYTIC_DISTRIBUTIONS, GATED_MAX_STATES, SIMULATION_PRECISION, SIMULATION_SECONDS, exploration_stopped,
         job_net_too_large, simulate_for_solve,
@@ -104,7 +105,7 @@ def solve_classes(desc, *, method: str = "auto", rtol: float = RTOL, max_states:
     model = build_classes(desc)
     limit = min(max_states, GATED_MAX_STATES) if chooses and not is_plain(model.net, choices=True) else max_states
     try:
-        ss = explore(model.net, max_states=limit, progress=progress)
+        ss = explore(model.net, max_states=limit, progress=progress, max_seconds=explore_seconds)
     except StateSpaceLimitError as error:
         if not chooses:
             raise

@@ -29,8 +29,8 @@ def register(commands) -> None:
                           "give the estimates (default: no limit)")
     # compare is a check, so it has a time budget by default (spn.simulation.compare.COMPARE_SECONDS)
     compare.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                         help="stop after T seconds in all: the analytic solution first, then each simulator "
-                         "gets an equal share of what is left (default: 120)")
+                         help="stop after T seconds in all: the analytic solution first (its exploration gives up "
+                         "after half of T), then each simulator gets an equal share of what is left (default: 120)")
     simulate.add_argument("--engine", choices=("net", "cluster", "compiled"), default=None,
                           help="net: the application net (the default under scheduler.policy gate, the "
                           "paper's model); cluster: the job-level simulator (the default for fifo, the policy of "

@@ -37,6 +37,9 @@ MEASURES = ("mean_execution_time", "throughput", "utilization")
 COMPARE_MAX_STATES = 200_000
 #: seconds a comparison takes at most, analytic part and both simulators together
 COMPARE_SECONDS = 120.0
+#: the share of ``max_seconds`` exploring the chain may take: past it the analytic part is
+#: skipped, so that the simulators keep the rest (they need it to give any interval at all)
+ANALYTIC_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -139,14 +142,13 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     ``engines``: by default both for the ``gate`` policy, the cluster engine alone for a
     policy the net simulator does not model (``fifo``, ``fair``: the net solves them, the
     cluster simulator is their independent check). The engines get independent random
-    streams spawned from ``seed``. ``max_seconds``
-    bounds the whole comparison (None: no bound).
+    streams spawned from ``seed``. ``max_seconds`` bounds the whole comparison (None: no
+    bound): exploring the chain may take :data:`ANALYTIC_SHARE` of it, and a chain the
+    description already puts past ``max_states`` (:func:`spn.analysis.solve.choose_method`)
+    is not explored at all.
     """
-    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, solve_description
-
-    from spn.description.model import NET_POLICIES
-
-    from spn.description.model import job_classes
+    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, choose_method, solve_description
+    from spn.description.model import NET_POLICIES, job_classes
 
     started = time.perf_counter()
     if engines is None:
@@ -157,11 +159,16 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     if laws:
         note = f"no exact CTMC for task-time laws {', '.join(laws)}"
     else:
+        note = choose_method(desc, max_states)
+        note = note and f"state space too large: {note}"
+    if note is None:
         try:
             solved = solve_description(desc, method=method, max_states=max_states, progress=progress,
-                                       raise_on_nonconvergence=False)
+                                       raise_on_nonconvergence=False,
+                                       explore_seconds=None if max_seconds is None else ANALYTIC_SHARE * max_seconds)
         except StateSpaceLimitError as error:
-            note = f"state space too large: {error}"
+            note = (f"exploring took too long (the analytic part may take {ANALYTIC_SHARE:.0%} of max_seconds): {error}"
+                    if error.option == "max_seconds" else f"state space too large: {error}")
         except MemoryError:
             note = f"state space too large: it does not fit in memory (below max_states {max_states:,})"
         else:

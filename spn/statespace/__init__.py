@@ -49,11 +49,13 @@ SMALL = 20_000
 
 
 def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
-            engine: str = "auto", starts=None) -> StateSpace:
+            engine: str = "auto", starts=None, max_seconds: float | None = None) -> StateSpace:
     """Generate the tangible reachability graph of ``net``.
 
     Erlang activities are expanded first (:func:`spn.net.erlang.expand_erlang`).
-    Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings and
+    Raises :class:`StateSpaceLimitError` past ``max_states`` tangible markings, or
+    ``max_seconds`` seconds (None: no limit; the engines look at the clock between blocks of
+    markings, so a limit is overrun by a fraction of a second), and
     :class:`TimelessTrapError` when vanishing markings loop with no way out.
     ``progress=True`` prints a progress line on stderr.
 
@@ -77,14 +79,15 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
         if starts is not None:
             started = time.perf_counter()
             net = expand_erlang(net)
-            return from_parts(net, frontier.explore_frontier(net, max_states, progress, started, starts), started)
-        return _explore(net, max_states, progress, engine)
+            return from_parts(net, frontier.explore_frontier(net, max_states, progress, started, starts,
+                                                             max_seconds), started)
+        return _explore(net, max_states, progress, engine, max_seconds)
     except MemoryError:     # the estimate of spn.statespace.guards missed: still a clean stop
         raise StateSpaceLimitError("ran out of memory while exploring the state space: solve a smaller "
                                    "configuration, or estimate it by simulation") from None
 
 
-def _explore(net, max_states, progress, engine):
+def _explore(net, max_states, progress, engine, max_seconds):
     started = time.perf_counter()
     net = expand_erlang(net)
     if engine == "auto":
@@ -93,9 +96,10 @@ def _explore(net, max_states, progress, engine):
         else:
             # small chains are explored before the compiled code would have been loaded
             try:
-                return from_parts(net, frontier.explore_frontier(net, SMALL, progress, started), started)
+                return from_parts(net, frontier.explore_frontier(net, SMALL, progress, started,
+                                                                 max_seconds=max_seconds), started)
             except StateSpaceLimitError as error:
-                if error.option != "max_states":    # out of memory, not past SMALL states
+                if error.option != "max_states":    # out of memory or time, not past SMALL states
                     raise
             if not kernels.ready():     # never make the user wait for a compilation
                 kernels.warm_in_background()
@@ -105,11 +109,13 @@ def _explore(net, max_states, progress, engine):
         if engine == "compiled" and not is_plain(net, choices=True):
             raise ValueError("the compiled engine needs a plain net (no gates but choice gates, constant rates "
                              "and weights)")
-        parts = compiled.explore_plain(net, max_states=max_states, progress=progress, started=started)
+        parts = compiled.explore_plain(net, max_states=max_states, progress=progress, started=started,
+                                       max_seconds=max_seconds)
         if parts is not None:
             kernels.mark_ready()
             return from_parts(net, parts, started)
         if engine == "compiled":
             raise ValueError("the compiled engine gave up on this net (vanishing loops, very many "
                              "interleavings, a trap, or too many activities and places): use engine='numpy'")
-    return from_parts(net, frontier.explore_frontier(net, max_states, progress, started), started)
+    return from_parts(net, frontier.explore_frontier(net, max_states, progress, started, max_seconds=max_seconds),
+                      started)

@@ -37,10 +37,12 @@ _COPIES = 8
 MAX_LOOP_ENTRIES = 1 << 24
 
 
-def explore_frontier(net: Net, max_states: int, progress: bool, started: float, starts=None) -> Parts:
+def explore_frontier(net: Net, max_states: int, progress: bool, started: float, starts=None,
+                     max_seconds: float | None = None) -> Parts:
     """Explore an Erlang-expanded net a frontier at a time, from its initial marking or from
-    each row of ``starts`` (markings, equally weighted in ``initial``)."""
-    return _Explorer(net, max_states, progress).run(started, starts)
+    each row of ``starts`` (markings, equally weighted in ``initial``), within ``max_seconds``
+    of ``started`` (None: no limit)."""
+    return _Explorer(net, max_states, progress, guards.TimeBudget(max_seconds, started=started)).run(started, starts)
 
 
 def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
@@ -76,8 +78,9 @@ class _Buffer:
 
 
 class _Explorer:
-    def __init__(self, net: Net, max_states: int, progress: bool):
+    def __init__(self, net: Net, max_states: int, progress: bool, clock: guards.TimeBudget):
         self.net = net
+        self.clock = clock
         self.max_states = max_states
         self.progress = progress and sys.stderr.isatty()
         self.timed = net.timed
@@ -161,6 +164,7 @@ class _Explorer:
             if rows.size == 0:
                 break
             rounds += 1
+            self.clock.check(states=len(self.index))
             if rounds > guards.MAX_ROUNDS - 100:        # the activities of the last rounds, for the message
                 recent.update(self.instant[j].name for j in acts[:10])
                 if rounds > guards.MAX_ROUNDS:
@@ -323,6 +327,7 @@ class _Explorer:
             raise StateSpaceLimitError.beyond(self.max_states)
         self.budget.check(states=len(self.index), expanded=self.expanded, transitions=self.src.n,
                           row_bytes=self.index.row_bytes)
+        self.clock.check(states=len(self.index))
         return ids, new
 
     def run(self, started: float, starts=None) -> Parts:

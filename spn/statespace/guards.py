@@ -2,6 +2,9 @@
 
 Both engines call these checks between blocks of work, never per marking:
 
+- :class:`TimeBudget`: the seconds an exploration may take (``max_seconds``); past
+  them it stops with :class:`StateSpaceLimitError` (``option="max_seconds"``), so that a
+  caller with a clock of its own (``spn compare``) can go on without the chain.
 - :class:`MemoryBudget`: the memory a chain of n states will need, from what the
   exploration has measured so far, against what the process may still allocate
   (:func:`spn.limits.available_memory`, read once when exploration starts). Past
@@ -35,6 +38,8 @@ spn.exceptions.StateSpaceLimitError: stopped exploring at 100,000 tangible marki
 
 from __future__ import annotations
 
+import time
+
 from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.limits import available_memory
 from spn.statespace.activity_table import DENSE_ENTRIES, is_plain
@@ -54,6 +59,29 @@ SMALL = 10_000
 #: taken in one step), past which the vanishing markings are taken to grow without end
 #: (as the compiled engine's DEPTH_LIMIT)
 MAX_ROUNDS = 10_000
+
+
+class TimeBudget:
+    """The seconds an exploration may take from ``started`` (a :func:`time.perf_counter` value; None: no limit).
+
+    >>> TimeBudget(None, started=0.0).check(states=10**9)
+    >>> TimeBudget(2.5, started=time.perf_counter() - 3).check(states=12_345)
+    Traceback (most recent call last):
+    ...
+    spn.exceptions.StateSpaceLimitError: stopped exploring after 2.5 s (max_seconds) at 12,345 tangible markings: solve a smaller configuration, allow more time, or estimate it by simulation
+    """
+
+    def __init__(self, max_seconds: float | None, *, started: float):
+        self.max_seconds = max_seconds
+        self.deadline = None if max_seconds is None else started + max_seconds
+
+    def check(self, *, states: int) -> None:
+        """Raise :class:`StateSpaceLimitError` once the clock has passed the budget."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise StateSpaceLimitError(
+                f"stopped exploring after {self.max_seconds:g} s (max_seconds) at {states:,} tangible markings: "
+                f"solve a smaller configuration, allow more time, or estimate it by simulation",
+                option="max_seconds")
 
 
 class MemoryBudget:
