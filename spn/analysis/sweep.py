@@ -70,6 +70,7 @@ from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data, percent
 from spn.analysis.sweep_classes import ClassSweep, class_columns, names_of, point_description, shares_on_grid
 from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.defaults import MAX_STATES, RTOL
+from spn.description.validate import CAPACITY_SUM
 from spn.exceptions import ModelError, SpnError
 
 __all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "SweepTask", "solve_point",
@@ -428,7 +429,7 @@ def _check_values(model, data, grid, layout: ClassSweep | None = None):
                 if reference is None:
                     reference = desc
             except ModelError as error:
-                if every_share and all("capacities sum to" in p for p in error.problems):
+                if every_share and all(CAPACITY_SUM in p for p in error.problems):
                     continue
                 bad += 1
                 if len(problems) < 3:

@@ -37,6 +37,10 @@ from spn.limits import (MAX_COUNT, MAX_CV, MAX_EDGES, MAX_PHASES, MAX_PRIORITY, 
 
 __all__ = ["schema", "shared_schema", "problems"]
 
+#: the problem of sibling queues whose capacities do not sum to 1, after the path of its file (``spn sweep`` records
+#: such a point of its grid as a failed row instead of refusing the grid)
+CAPACITY_SUM = "queues: capacities sum to"
+
 
 def schema() -> dict:
     """The JSON Schema (draft 2020-12) every description must satisfy (a fresh copy).
@@ -320,7 +324,7 @@ def _capacity_problems(data: Mapping, queues: list) -> list[str]:
         last, capacity = capacities[-1]
         rest = 1 - (total - capacity)             # what the last queue would need
         hint = f", e.g. --set queues.{last}.capacity={rest:.6g}" if 0 < rest <= 1 else ""
-        found.append(f"queues: capacities sum to {total:.12g} ({terms}), not 1 as YARN requires of sibling "
+        found.append(f"{CAPACITY_SUM} {total:.12g} ({terms}), not 1 as YARN requires of sibling "
                      f"queues: set them together{hint}")
     return found
 
