@@ -8,8 +8,10 @@ hypothesis tests at the end feed random bytes, random events and random numbers 
 valid logs written here, so that they run without the real logs.
 """
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import random
 import shutil
@@ -175,6 +177,24 @@ def test_gzip_that_is_not(tmp_path, capsys):
     trailing.write_bytes(gzip.compress(b"".join(json.dumps(e).encode() + b"\n" for e in spark_events()))
                          + b"junk after the end")
     refused_in_process(capsys, fit(trailing), "trailing.json.gz", "corrupt compressed data")
+
+
+@pytest.mark.parametrize("pack", [bz2.compress, lzma.compress], ids=["bzip2", "xz"])
+def test_archived_logs_read_as_the_plain_log_and_a_cut_one_warns(tmp_path, capsys, pack):
+    plain = write_spark(tmp_path / "app.json", spark_events())
+    packed = tmp_path / "packed.json"           # told by its bytes, whatever its name
+    packed.write_bytes(pack(plain.read_bytes()))
+    assert read_spark_log(packed).tasks == read_spark_log(plain).tasks
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(packed.read_bytes()[:-20])
+    with pytest.warns(UserWarning, match="cut.json: line .*: compressed stream ends early"):
+        try:
+            read_spark_log(cut)
+        except LogFormatError as error:
+            assert "cut.json: line" in str(error)
+    noise = tmp_path / "noise.json"
+    noise.write_bytes(packed.read_bytes()[:6] + random.Random(1).randbytes(3000))
+    refused_in_process(capsys, fit(noise), "noise.json", "line 1", "corrupt compressed data")
 
 
 def test_a_plain_log_named_gz_reads(tmp_path, capsys):
@@ -557,9 +577,11 @@ def run_both(capsys, path: Path, out: Path, mode=(), original: Path | None = Non
 
 
 @FEW
-@given(data=st.binary(max_size=3000), wrap=st.sampled_from(["plain", "gzip", "gzip header", "jhist header"]))
+@given(data=st.binary(max_size=3000), wrap=st.sampled_from(["plain", "gzip", "gzip header", "bzip2 header",
+                                                              "xz header", "jhist header"]))
 def test_random_bytes(capsys, data, wrap):
     data = {"plain": data, "gzip": gzip.compress(data), "gzip header": b"\x1f\x8b\x08\x00" + data,
+            "bzip2 header": b"BZh9" + data, "xz header": b"\xfd7zXZ\x00" + data,
             "jhist header": b"Avro-Json\n" + data}[wrap]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "random.json"

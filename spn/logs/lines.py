@@ -10,14 +10,15 @@ with a :class:`~spn.exceptions.LogFormatError` naming the file (and the line):
 - a run of blank lines longer than :data:`MAX_BLANK_LINES` (no writer puts more
   than one between events, and a few kB of compressed newlines would keep the
   reader busy for minutes);
-- compressed data that is corrupt, or has bytes after its end;
+- compressed data that is corrupt, or (gzip) has bytes after its end (bzip2 and xz
+  streams are read by the standard library's readers, which ignore such bytes);
 - a JSON line nested deeper than the parser goes, or so dense with values that
   parsing it would take more memory than :data:`PARSE_BUDGET` allows.
 
 A compressed stream that stops early (the application was still writing it)
 ends with a warning instead, keeping the lines before it. The compression is
-told by the file's first bytes (gzip, zstd), not its name, so a plain log saved
-under a ``.gz`` name still reads; Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use
+told by the file's first bytes (gzip, zstd, and bzip2 and xz, which people use
+to archive logs), not its name, so a plain log saved under a ``.gz`` name still reads; Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use
 a JVM-specific framing and are refused by name.
 
 >>> import gzip, hashlib, os, tempfile
@@ -37,10 +38,12 @@ spn.exceptions.LogFormatError: /dev/zero: not a regular file (a Spark event log 
 
 from __future__ import annotations
 
+import bz2
 import errno
 import gzip
 import io
 import json
+import lzma
 import os
 import sys
 import warnings
@@ -62,6 +65,8 @@ _DENSE_LINE_BYTES = 8 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_BZIP2_MAGIC = b"BZh"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
 _REFUSED_CODECS = {".lz4": "lz4", ".lzf": "lzf", ".snappy": "snappy"}
 
 
@@ -166,12 +171,16 @@ def _open(path: Path):
     except OSError as error:
         raise LogFormatError(f"{path}: cannot read it ({error.strerror or error})") from None
     try:
-        magic = raw.read(4)
+        magic = raw.read(6)
         raw.seek(0)
         if magic.startswith(_GZIP_MAGIC):
             return _Owning(gzip.GzipFile(fileobj=raw, mode="rb"), raw), (OSError, zlib.error, ValueError)
-        if magic == _ZSTD_MAGIC:
+        if magic.startswith(_ZSTD_MAGIC):
             return _open_zstd(path, raw)
+        if magic.startswith(_BZIP2_MAGIC) and magic[3:4].isdigit():     # "BZh" and the block size, 1-9
+            return _Owning(bz2.BZ2File(raw, "rb"), raw), (OSError, ValueError)
+        if magic == _XZ_MAGIC:
+            return _Owning(lzma.LZMAFile(raw, "rb"), raw), (OSError, ValueError, lzma.LZMAError)
         return raw, (OSError,)
     except BaseException:
         raw.close()

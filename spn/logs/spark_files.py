@@ -3,7 +3,7 @@ r"""The events of a Spark event log, from a file or a rolling log directory, dec
 Spark writes one JSON object per line (an *event*, named by its ``Event`` key)
 to ``spark.eventLog.dir``. Where the log can come from:
 
-- one file, plain or compressed (gzip always; zstd when the ``zstandard``
+- one file, plain or compressed (gzip, bzip2 and xz always; zstd when the ``zstandard``
   package or Python 3.14's ``compression.zstd`` is importable; told by the
   file's first bytes. Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use JVM-specific
   framing and are refused with a :class:`~spn.exceptions.LogFormatError` naming
