@@ -44,6 +44,13 @@ def test_plan_percentile_target():
     assert both.answer == 5                   # mean<=12 needs 5 (see above), p95<=25 needs 4
 
 
+def test_percentiles_close_to_100_keep_their_own_keys(capsys):
+    assert main(["solve", EXAMPLE, "--percentiles", "99.99999,99.999991", "--json"]) == 0
+    percentiles = json.loads(capsys.readouterr().out)["percentiles"]
+    assert list(percentiles) == ["99.99999", "99.999991"]
+    assert percentiles["99.99999"] < percentiles["99.999991"]
+
+
 def test_plan_largest_users_and_unreachable_targets():
     users = plan(EXAMPLE, "workload.users=1..30", ["mean<=20"], largest=True)
     assert users.neighbour == users.answer + 1

@@ -108,8 +108,14 @@ class Evaluation:
 
 
 def percentile_key(q: float) -> str:
-    """``95.0 -> "95"``, ``99.9 -> "99.9"`` (the JSON keys and CSV column suffixes)."""
-    return f"{float(q):g}"
+    """The JSON key and CSV column suffix of percentile ``q``: its shortest decimal, so that two
+    percentiles never share a key (``:g`` would print 99.9999999 as "100").
+
+    >>> [percentile_key(q) for q in (95.0, 99.9, 99.9999999, 1e-05)]
+    ['95', '99.9', '99.9999999', '1e-05']
+    """
+    text = repr(float(q))
+    return text.removesuffix(".0")
 
 
 def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline: float | None = None,
