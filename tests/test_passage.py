@@ -246,3 +246,10 @@ def test_solve_rejects_bad_distribution_options(capsys, args):
     assert main(["solve", str(MODELS / "mapreduce.yaml"), *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("spn: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_stiff_chain_is_reported_not_converged_and_says_why():
+    Q = sp.csr_matrix([[-1e6, 1e6], [0.0, -1e-3]])     # a microsecond step, then a thousand seconds
+    result = passage_time(Q, np.array([1.0, 0.0]), maxiter=10_000)
+    assert not result.converged and result.residual > 0.99
+    assert "stiff" in result.message and "q = 1e+06/s" in result.message

@@ -369,7 +369,10 @@ def _result(seq, q, niter, converged, residual, n, started, message=None):
     std = math.sqrt(max(second - mean ** 2, 0.0))
     if message is None:
         message = ("converged" if converged else
-                   f"maxiter reached with P(still running) = {residual:.3g} after {niter} steps")
+                   f"maxiter reached with P(still running) = {residual:.3g} after {niter:,} steps, which cover "
+                   f"{niter / q:.3g} s at the chain's fastest rate q = {q:.3g}/s: uniformisation takes about q t "
+                   f"steps to reach time t, so a chain whose rates lie far apart (stiff) is beyond it; the "
+                   f"steady-state measures do not need it (ask for them without percentiles or a deadline)")
     return PassageTimeResult(x=seq, rate=q, mean=float(mean), std=std, converged=converged,
                              status=0 if converged else 1, message=message, niter=int(niter),
                              residual=float(residual), seconds=time.perf_counter() - started, n_states=n)
