@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
+from scipy.optimize import brentq
 
 from spn.cli import main
 from spn.exceptions import ConvergenceError, ModelError
@@ -36,6 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "models"
+EXAMPLE = str(MODELS / "mapreduce.yaml")
 
 
 def one_phase(users=1, tasks=4, task_time=2.0, containers=4, shape=1, think_time=10.0):
@@ -248,8 +250,59 @@ def test_solve_rejects_bad_distribution_options(capsys, args):
     assert err.startswith("spn: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_stiff_chain_is_reported_not_converged_and_says_why():
-    Q = sp.csr_matrix([[-1e6, 1e6], [0.0, -1e-3]])     # a microsecond step, then a thousand seconds
-    result = passage_time(Q, np.array([1.0, 0.0]), maxiter=10_000)
+STIFF = sp.csr_matrix([[-1e6, 1e6], [0.0, -1e-3]])     # a microsecond step, then a thousand seconds
+
+
+def stiff_sf(t):
+    """P(T > t) of the sum of exponentials of rates 1e6 and 1e-3 (hypoexponential)."""
+    l1, l2 = 1e6, 1e-3
+    return (l2 * np.exp(-l1 * t) - l1 * np.exp(-l2 * t)) / (l2 - l1)
+
+
+def test_uniformisation_of_a_stiff_chain_is_reported_not_converged_and_says_why():
+    result = passage_time(STIFF, np.array([1.0, 0.0]), maxiter=10_000, method="uniformisation")
     assert not result.converged and result.residual > 0.99
-    assert "stiff" in result.message and "q = 1e+06/s" in result.message
+    assert "stiff" in result.message and "q = 1e+06/s" in result.message and "'bdf'" in result.message
+
+
+def test_bdf_gives_the_closed_form_of_a_stiff_hypoexponential():
+    result = passage_time(STIFF, np.array([1.0, 0.0]), method="bdf")
+    assert result.method == "bdf" and result.converged
+    t = np.array([1e-7, 1e-6, 1e-5, 1.0, 100.0, 1000.0, 5000.0, 20000.0])
+    assert np.abs(result.sf(t) - stiff_sf(t)).max() < 1e-7
+    for p in (0.5, 0.9, 0.99, 0.9999):
+        exact = brentq(lambda x: stiff_sf(x) - (1 - p), 0.0, 1e6)
+        assert result.quantile(p) == pytest.approx(exact, rel=1e-7)
+    assert result.mean == pytest.approx(1000.000001, rel=1e-12)               # moments: exact linear solves
+    assert result.std == pytest.approx(math.sqrt(1e-12 + 1e6), rel=1e-12)
+
+
+def test_auto_hands_a_chain_too_stiff_for_uniformisation_to_bdf():
+    result = passage_time(STIFF, np.array([1.0, 0.0]))
+    assert result.method == "bdf" and result.converged and result.seconds < 30
+
+
+def test_bdf_and_uniformisation_agree_where_both_run():
+    desc = load_description(EXAMPLE, ["workload.users=6", "cluster.containers=3", "phases.map.shape=3"])
+    sol = solve_application(desc)
+    chain = tagged_job_chain(sol.state_space, sol.result.x, users=sol.app.users,
+                             end_activity=sol.app.end_activity, think_place=sol.app.think_place)
+    exact = passage_time(chain.Q, chain.alpha, method="uniformisation")
+    stiff = passage_time(chain.Q, chain.alpha, method="bdf")
+    t = np.linspace(0.0, exact.quantile(0.9999), 400)
+    assert np.abs(exact.sf(t) - stiff.sf(t)).max() < 1e-8
+    assert np.abs(exact.pdf(t) - stiff.pdf(t)).max() < 1e-7 * exact.pdf(t).max()
+    assert stiff.mean == pytest.approx(exact.mean, rel=1e-12) and stiff.std == pytest.approx(exact.std, rel=1e-10)
+    for p in (0.5, 0.99, 0.999):
+        assert stiff.quantile(p) == pytest.approx(exact.quantile(p), rel=1e-7)
+
+
+def test_spn_solve_gives_percentiles_of_a_stiff_model_with_the_steady_states_mean(capsys):
+    # a millisecond map phase beside reduces of minutes: uniformisation would need ~1e10 steps
+    assert main(["solve", EXAMPLE, "--set", "phases.map.task_time=0.001", "--set", "phases.reduce.task_time=500",
+                 "--set", "phases.map.shape=3", "--percentiles", "50,99", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    distribution = out["execution_time_distribution"]
+    assert distribution["method"] == "bdf" and distribution["converged"]
+    assert distribution["mean"] == pytest.approx(out["mean_execution_time"], rel=1e-9)      # Little's law
+    assert 0 < out["percentiles"]["50"] < out["percentiles"]["99"]

@@ -2,7 +2,8 @@
 
 The mean execution time R = N/X - Z needs only the steady state; its distribution
 follows one job through an absorbing chain built from the tangible state space
-(:func:`tagged_job_chain`), solved by uniformisation (:func:`passage_time`);
+(:func:`tagged_job_chain`), solved by uniformisation (:func:`passage_time`), or for a stiff
+chain by an implicit ODE method (:mod:`spn.solvers.passage_stiff`);
 :func:`execution_time_distribution` does both (docs/percentiles.md).
 
 >>> import numpy as np, scipy.sparse as sp
@@ -35,6 +36,8 @@ DEFAULT_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 
 #: default cap on uniformisation steps
 DEFAULT_MAXITER = 2_000_000
+#: uniformisation steps after which ``method="auto"`` judges whether the chain is too stiff for it
+PROBE_STEPS = 50_000
 
 # Poisson weights beyond this many standard deviations from q t are below 1e-30
 _WINDOW_SD = 12.0
@@ -204,8 +207,150 @@ def _check_completions(ss, rows, rates, end_activity):
 
 
 # --------------------------------------------------------------------------- the solution
+class SurvivalFunction:
+    """What a passage-time distribution offers once it has ``sf(t)`` (``P(T > t)``), ``mean`` and
+    ``residual`` (``P(T > t)`` where its computation stopped): CDF, quantiles, percentiles, a grid."""
+
+    def cdf(self, t):
+        """P(T <= t)."""
+        return 1.0 - self.sf(t) if np.ndim(t) == 0 else 1.0 - np.asarray(self.sf(t))
+
+    def quantile(self, p: float) -> float:
+        """The smallest t with P(T <= t) >= p, for 0 < p < 1 (to ~1e-10 relative)."""
+        p = float(p)
+        if not 0 < p < 1:
+            raise ModelError(f"a quantile needs 0 < p < 1, got {p!r}")
+        if 1 - p <= 10 * self.residual:
+            raise ModelError(f"the {100 * p:g}th percentile is beyond the accuracy of the distribution "
+                             f"(truncated at P(T > t) <= {self.residual:.2g}); lower atol")
+        target = 1.0 - p
+        if self.sf(0.0) <= target:
+            return 0.0
+        hi = max(self.mean, 1e-12)
+        while self.sf(hi) > target:
+            hi *= 2.0
+        lo = hi / 2.0 if self.sf(hi / 2.0) > target else 0.0
+        return float(brentq(lambda t: self.sf(t) - target, lo, hi, xtol=1e-12 * hi, rtol=1e-12))
+
+    def percentiles(self, qs: Iterable[float] = DEFAULT_PERCENTILES) -> dict[float, float]:
+        """``{q: t}`` for percentiles q in (0, 100)."""
+        return {float(q): self.quantile(float(q) / 100.0) for q in qs}
+
+    def grid(self, points: int = 101, t_max: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(t, F(t))`` on ``points`` evenly spaced times from 0 to ``t_max`` (default: the 99.9th
+        percentile, or as far as the accuracy allows)."""
+        if t_max is None:
+            t_max = self.quantile(0.999) if self.residual < 1e-4 else self.quantile(1 - 1e3 * self.residual)
+        t = np.linspace(0.0, float(t_max), int(points))
+        return t, self.cdf(t)
+
+
+def passage_time(Q, alpha, *, atol: float = 1e-12, maxiter: int | None = None,
+                 callback: Callable | None = None, method: str = "auto"):
+    """Time to absorption of a CTMC with transient sub-generator ``Q``, started in ``alpha``.
+
+    Uniformisation with ``q = max_i |Q_ii|``: with the substochastic ``P = I + Q/q`` and
+    ``s_k = alpha P^k 1`` (the probability of not being absorbed after k jumps of the
+    uniformised chain), ::
+
+        P(T > t) = sum_k Poisson(k; q t) s_k,      E[T] = (1/q) sum_k s_k.
+
+    ``s_k`` does not depend on t, so one pass of matrix-vector products gives the whole
+    distribution. Stopping rule (``s_k`` never increases, so the truncation error of
+    P(T > t) is at most ``s_K`` for *every* t)::
+
+        converged  <=>  s_K <= atol
+
+    ``maxiter`` caps K (default 2,000,000); ``callback(niter, x, residual)`` is called
+    every 1000 steps with the current row vector. Never raises on non-convergence:
+    check ``converged``.
+
+    ``method``: ``"uniformisation"``, ``"bdf"`` (:mod:`spn.solvers.passage_stiff`, for stiff
+    chains: a :class:`~spn.solvers.passage_stiff.StiffPassageResult`), or ``"auto"``:
+    uniformisation, unless after :data:`PROBE_STEPS` steps the decay of ``s_k`` so far says
+    it would not reach ``atol`` within ``maxiter`` (then BDF takes over).
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> Q = sp.csr_matrix([[-1.0, 1.0], [0.0, -1.0]])        # Erlang(2, rate 1)
+    >>> r = passage_time(Q, np.array([1.0, 0.0]))
+    >>> round(r.mean, 9), round(r.std ** 2, 9), r.converged
+    (2.0, 2.0, True)
+    """
+    started = time.perf_counter()
+    Q = sp.csr_matrix(Q, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    n = Q.shape[0]
+    if Q.shape != (n, n) or alpha.shape != (n,):
+        raise ValueError(f"Q must be square and alpha match it, got {Q.shape} and {alpha.shape}")
+    if method not in ("auto", "uniformisation", "bdf"):
+        raise ValueError(f"unknown passage-time method {method!r}: auto, uniformisation or bdf")
+    maxiter = DEFAULT_MAXITER if maxiter is None else int(maxiter)
+    mass = float(alpha.sum())
+    if method == "bdf" and n and mass > 0:
+        from spn.solvers.passage_stiff import stiff_passage_time
+
+        return stiff_passage_time(Q, alpha, atol=atol, callback=callback)
+    if n == 0 or mass <= 0:
+        return _result(np.array([1.0, 0.0]) if n == 0 else np.array([mass]), 1.0, 0, True, 0.0, n, started)
+    q = float(np.abs(Q.diagonal()).max())
+    if not q > 0:
+        return _result(np.array([1.0]), 1.0, 0, False, 1.0, n, started,
+                       message="the chain has no transition out of its transient states")
+    PT = (sp.identity(n, format="csr") + Q / q).T.tocsr()
+    v = alpha / mass
+    s = [1.0]
+    k = 0
+    probe = PROBE_STEPS if method == "auto" else None
+    while s[-1] > atol and k < maxiter:
+        v = PT @ v
+        k += 1
+        s.append(float(v.sum()))
+        if callback is not None and k % 1000 == 0:
+            callback(k, v, s[-1])
+        if k == probe and _steps_needed(s, atol) > maxiter:
+            return passage_time(Q, alpha, atol=atol, callback=callback, method="bdf")
+    seq = np.maximum(np.minimum.accumulate(np.array(s)), 0.0)   # rounding never lets s_k grow
+    return _result(seq, q, k, bool(seq[-1] <= atol), float(seq[-1]), n, started)
+
+
+def _steps_needed(s: list, atol: float) -> float:
+    """Uniformisation steps to reach ``s_K <= atol``, if ``s_k`` went on decaying as over its last half."""
+    k = len(s) - 1
+    if s[-1] <= atol:
+        return k
+    ratio = s[-1] / s[k // 2] if s[k // 2] > 0 else 0.0
+    if ratio >= 1.0:
+        return math.inf
+    return k + (k - k // 2) * math.log(atol / s[-1]) / math.log(ratio)
+
+
+def _result(seq, q, niter, converged, residual, n, started, message=None):
+    # moments of T = sum of K exponential(q) steps: E[T] = sum s_k / q,
+    # E[T^2] = 2 sum (k+1) s_k / q^2; the geometric tail after the last step is added
+    k = np.arange(seq.size, dtype=float)
+    head1, head2 = seq.sum(), ((k + 1) * seq).sum()
+    tail1 = tail2 = 0.0
+    if seq.size >= 2 and seq[-1] > 0 and seq[-2] > 0:
+        rho = min(seq[-1] / seq[-2], 1 - 1e-15)
+        K = seq.size - 1
+        tail1 = seq[-1] * rho / (1 - rho)
+        tail2 = seq[-1] * (rho * (K + 2) / (1 - rho) + rho ** 2 / (1 - rho) ** 2)
+    mean = (head1 + tail1) / q
+    second = 2 * (head2 + tail2) / q ** 2
+    std = math.sqrt(max(second - mean ** 2, 0.0))
+    if message is None:
+        message = ("converged" if converged else
+                   f"maxiter reached with P(still running) = {residual:.3g} after {niter:,} steps, which cover "
+                   f"{niter / q:.3g} s at the chain's fastest rate q = {q:.3g}/s: uniformisation takes about q t "
+                   f"steps to reach time t, so a chain whose rates lie far apart (stiff) is beyond it: "
+                   f"method 'bdf' integrates such chains, and the steady-state measures need neither")
+    return PassageTimeResult(x=seq, rate=q, mean=float(mean), std=std, converged=converged,
+                             status=0 if converged else 1, message=message, niter=int(niter),
+                             residual=float(residual), seconds=time.perf_counter() - started, n_states=n)
+
+
 @dataclass(frozen=True)
-class PassageTimeResult:
+class PassageTimeResult(SurvivalFunction):
     """First-passage time distribution (shaped like SciPy's ``OptimizeResult``).
 
     ``x``: the survival sequence ``s_k = alpha P^k 1`` of the uniformised chain
@@ -256,10 +401,6 @@ class PassageTimeResult:
         out = np.clip(out, 0.0, 1.0)
         return out.reshape(t.shape) if t.ndim else float(out[0])
 
-    def cdf(self, t):
-        """P(T <= t)."""
-        return 1.0 - self.sf(t) if np.ndim(t) == 0 else 1.0 - np.asarray(self.sf(t))
-
     def pdf(self, t):
         """Density of T: q * sum_k Poisson(k; q t) (s_k - s_{k+1})."""
         t = np.asarray(t, dtype=float)
@@ -268,114 +409,6 @@ class PassageTimeResult:
         out = np.array([float(self.rate * np.dot(poisson.pmf(np.arange(drop.size), self.rate * ti), drop))
                         if ti >= 0 else 0.0 for ti in flat])
         return out.reshape(t.shape) if t.ndim else float(out[0])
-
-    def quantile(self, p: float) -> float:
-        """The smallest t with P(T <= t) >= p, for 0 < p < 1 (to ~1e-10 relative)."""
-        p = float(p)
-        if not 0 < p < 1:
-            raise ModelError(f"a quantile needs 0 < p < 1, got {p!r}")
-        if 1 - p <= 10 * self.residual:
-            raise ModelError(f"the {100 * p:g}th percentile is beyond the accuracy of the distribution "
-                             f"(truncated at P(T > t) <= {self.residual:.2g}); lower atol")
-        target = 1.0 - p
-        if self.sf(0.0) <= target:
-            return 0.0
-        hi = max(self.mean, 1e-12)
-        while self.sf(hi) > target:
-            hi *= 2.0
-        lo = hi / 2.0 if self.sf(hi / 2.0) > target else 0.0
-        return float(brentq(lambda t: self.sf(t) - target, lo, hi, xtol=1e-12 * hi, rtol=1e-12))
-
-    def percentiles(self, qs: Iterable[float] = DEFAULT_PERCENTILES) -> dict[float, float]:
-        """``{q: t}`` for percentiles q in (0, 100)."""
-        return {float(q): self.quantile(float(q) / 100.0) for q in qs}
-
-    def grid(self, points: int = 101, t_max: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(t, F(t))`` on ``points`` evenly spaced times from 0 to ``t_max`` (default: the 99.9th
-        percentile, or as far as the accuracy allows)."""
-        if t_max is None:
-            t_max = self.quantile(0.999) if self.residual < 1e-4 else self.quantile(1 - 1e3 * self.residual)
-        t = np.linspace(0.0, float(t_max), int(points))
-        return t, self.cdf(t)
-
-
-def passage_time(Q, alpha, *, atol: float = 1e-12, maxiter: int | None = None,
-                 callback: Callable | None = None) -> PassageTimeResult:
-    """Time to absorption of a CTMC with transient sub-generator ``Q``, started in ``alpha``.
-
-    Uniformisation with ``q = max_i |Q_ii|``: with the substochastic ``P = I + Q/q`` and
-    ``s_k = alpha P^k 1`` (the probability of not being absorbed after k jumps of the
-    uniformised chain), ::
-
-        P(T > t) = sum_k Poisson(k; q t) s_k,      E[T] = (1/q) sum_k s_k.
-
-    ``s_k`` does not depend on t, so one pass of matrix-vector products gives the whole
-    distribution. Stopping rule (``s_k`` never increases, so the truncation error of
-    P(T > t) is at most ``s_K`` for *every* t)::
-
-        converged  <=>  s_K <= atol
-
-    ``maxiter`` caps K (default 2,000,000); ``callback(niter, x, residual)`` is called
-    every 1000 steps with the current row vector. Never raises on non-convergence:
-    check ``converged``.
-
-    >>> import numpy as np, scipy.sparse as sp
-    >>> Q = sp.csr_matrix([[-1.0, 1.0], [0.0, -1.0]])        # Erlang(2, rate 1)
-    >>> r = passage_time(Q, np.array([1.0, 0.0]))
-    >>> round(r.mean, 9), round(r.std ** 2, 9), r.converged
-    (2.0, 2.0, True)
-    """
-    started = time.perf_counter()
-    Q = sp.csr_matrix(Q, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    n = Q.shape[0]
-    if Q.shape != (n, n) or alpha.shape != (n,):
-        raise ValueError(f"Q must be square and alpha match it, got {Q.shape} and {alpha.shape}")
-    maxiter = DEFAULT_MAXITER if maxiter is None else int(maxiter)
-    mass = float(alpha.sum())
-    if n == 0 or mass <= 0:
-        return _result(np.array([1.0, 0.0]) if n == 0 else np.array([mass]), 1.0, 0, True, 0.0, n, started)
-    q = float(np.abs(Q.diagonal()).max())
-    if not q > 0:
-        return _result(np.array([1.0]), 1.0, 0, False, 1.0, n, started,
-                       message="the chain has no transition out of its transient states")
-    PT = (sp.identity(n, format="csr") + Q / q).T.tocsr()
-    v = alpha / mass
-    s = [1.0]
-    k = 0
-    while s[-1] > atol and k < maxiter:
-        v = PT @ v
-        k += 1
-        s.append(float(v.sum()))
-        if callback is not None and k % 1000 == 0:
-            callback(k, v, s[-1])
-    seq = np.maximum(np.minimum.accumulate(np.array(s)), 0.0)   # rounding never lets s_k grow
-    return _result(seq, q, k, bool(seq[-1] <= atol), float(seq[-1]), n, started)
-
-
-def _result(seq, q, niter, converged, residual, n, started, message=None):
-    # moments of T = sum of K exponential(q) steps: E[T] = sum s_k / q,
-    # E[T^2] = 2 sum (k+1) s_k / q^2; the geometric tail after the last step is added
-    k = np.arange(seq.size, dtype=float)
-    head1, head2 = seq.sum(), ((k + 1) * seq).sum()
-    tail1 = tail2 = 0.0
-    if seq.size >= 2 and seq[-1] > 0 and seq[-2] > 0:
-        rho = min(seq[-1] / seq[-2], 1 - 1e-15)
-        K = seq.size - 1
-        tail1 = seq[-1] * rho / (1 - rho)
-        tail2 = seq[-1] * (rho * (K + 2) / (1 - rho) + rho ** 2 / (1 - rho) ** 2)
-    mean = (head1 + tail1) / q
-    second = 2 * (head2 + tail2) / q ** 2
-    std = math.sqrt(max(second - mean ** 2, 0.0))
-    if message is None:
-        message = ("converged" if converged else
-                   f"maxiter reached with P(still running) = {residual:.3g} after {niter:,} steps, which cover "
-                   f"{niter / q:.3g} s at the chain's fastest rate q = {q:.3g}/s: uniformisation takes about q t "
-                   f"steps to reach time t, so a chain whose rates lie far apart (stiff) is beyond it; the "
-                   f"steady-state measures do not need it (ask for them without percentiles or a deadline)")
-    return PassageTimeResult(x=seq, rate=q, mean=float(mean), std=std, converged=converged,
-                             status=0 if converged else 1, message=message, niter=int(niter),
-                             residual=float(residual), seconds=time.perf_counter() - started, n_states=n)
 
 
 # --------------------------------------------------------------------------- the high-level call
