@@ -22,6 +22,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -410,6 +411,30 @@ def test_an_input_size_is_not_scaled_from_a_pilot_whose_input_tasks_lack_metrics
     with pytest.raises(ModelError, match="1 task.s. of stage 0, which reads input, have no Task Metrics"):
         what_if_run(app, run, {"input-size": 2 * run.input_bytes})
     assert what_if_run(app, run, {"spark.executor.instances": 4}).rules      # other what-ifs still answer
+
+
+def test_a_larger_stage_of_tasks_still_warming_up_runs_its_extra_tasks_at_the_pilots_warmest(tmp_path):
+    # 16 input tasks on 4 slots; after the first wave each task ran 0.1 s faster than the one before
+    # (the JIT compiler still at work): 3.1, 3.0, ..., 2.0 s. Input x2: 32 tasks = the pilot's 16 in
+    # launch order + 16 following the later half of the 12 after the first wave (2.5 ... 2.0 s)
+    path = pilot_log(tmp_path / "pilot.json", input_tasks=16)
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in events:
+        if event["Event"] == "SparkListenerTaskEnd" and event["Stage ID"] == 0 and event["Task Info"]["Index"] >= 4:
+            excess = 100 * (15 - event["Task Info"]["Index"])
+            event["Task Info"]["Finish Time"] += excess
+            event["Task Metrics"]["Executor Run Time"] += excess
+    warming = tmp_path / "warming.json"
+    warming.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    app = read_spark_log(warming)
+    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"input-size": 8 * 10**9})  # 16 x 250 MB, twice
+    stage = what.run.jobs[0].stages[0]
+    pilot = [2.0] * 4 + [2.0 + 0.1 * (15 - i) for i in range(4, 16)]
+    extra = np.quantile(pilot[10:], (np.arange(16) + 0.5) / 16)
+    assert stage.tasks == 32 and list(stage.durations) == pytest.approx(pilot + list(extra))
+    (rule,) = [r for r in what.rules if "got faster" in r]
+    assert rule.startswith("stage 0: tasks got faster as the pilot's stage went on (Kendall tau -1.00, p = ")
+    assert "over 12 tasks): the first 16 task(s) keep the pilot's times in launch order" in rule
 
 
 def test_a_larger_stage_pays_the_cold_start_of_its_first_wave_once(tmp_path):

@@ -36,6 +36,8 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
   only an upper bound on its bandwidth-bound time: the rule says so.
 - **cold start**: a stage whose task count changes keeps its first wave's
   times (fresh executors), and its other tasks follow the pilot's later ones;
+  where those still got faster (a JIT at work), tasks past the pilot's count
+  follow the later half of them;
 - **hosts**: ``H' = ceil(E' / m)`` with ``m`` the most executors the pilot
   had on one host (``hosts=`` overrides).
 
@@ -55,6 +57,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.stats
 
 from spn.exceptions import ModelError
 from spn.fit.costs import affine_compute_cost
@@ -92,6 +95,9 @@ UNSUPPORTED = {
 MAX_INPUT_BYTES = 1 << 60
 #: the most task-time samples a rewritten stage keeps (its law, not its task count, is what is fitted)
 MAX_SAMPLES = 10_000
+#: tasks after the first wave needed to tell that a stage was still warming up, and the significance asked
+WARMING_TASKS = 8
+WARMING_P = 0.05
 
 #: Spark's defaults when the pilot's log does not set them
 _SQL_PARTITIONS_DEFAULT = 200
@@ -318,9 +324,14 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
         times = other + write + compute + wait * g
     times = np.maximum(times, 0.0)
     if n_new != n:
-        times = _resample(times, min(n_new, max(MAX_SAMPLES, len(times))), first_wave=min(pilot.slots, n))
-        rules.append(f"{label}: the first wave's {min(pilot.slots, n, n_new)} task(s) keep their (cold JVM) times, "
-                     "the other tasks follow the pilot's later, warm ones")
+        times, warming = _resample(times, min(n_new, max(MAX_SAMPLES, len(times))), first_wave=min(pilot.slots, n))
+        if warming:
+            rules.append(f"{label}: tasks got faster as the pilot's stage went on ({warming}): the first "
+                         f"{min(n, n_new)} task(s) keep the pilot's times in launch order, the others follow the "
+                         "later half of its tasks after the first wave (the warmest measured)")
+        else:
+            rules.append(f"{label}: the first wave's {min(pilot.slots, n, n_new)} task(s) keep their (cold JVM) "
+                         "times, the other tasks follow the pilot's later, warm ones")
     return replace(stage, tasks=n_new, durations=tuple(float(d) for d in duration_floor(times)),
                    input_bytes=round(stage.input_bytes * (data if reads_input else 1.0)))
 
@@ -397,20 +408,36 @@ def _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot: Setting, target
     return latency, bandwidth
 
 
-def _resample(times: np.ndarray, n: int, *, first_wave: int) -> np.ndarray:
-    """``n`` task times for a stage whose pilot ran ``times`` (in launch order) with ``first_wave`` slots.
+def _resample(times: np.ndarray, n: int, *, first_wave: int) -> tuple[np.ndarray, str]:
+    """``n`` task times for a stage whose pilot ran ``times`` (in launch order) with ``first_wave`` slots,
+    and how the tasks warmed up ("" unless they kept getting faster).
 
     The first wave ran on fresh executors (class loading, JIT compilation): it is kept as it was, and
     the other tasks follow the law of the pilot's later tasks (their quantiles at evenly spaced levels),
-    so that a larger stage does not pay the cold start once per task.
+    so that a larger stage does not pay the cold start once per task. Where the tasks after the first
+    wave still got faster in launch order (Kendall's tau < 0 at p < :data:`WARMING_P`, over at least
+    :data:`WARMING_TASKS` of them: the JIT compiler was still at work), the pilot's tasks are kept in
+    launch order and the tasks past them follow the later half of those after the first wave: a
+    longer stage runs most of its tasks warmer than the pilot's average.
     """
     cold, warm = times[:first_wave], times[first_wave:]
     if warm.size < 2:
         cold, warm = times[:0], times
+    warming = _warming(warm)
+    if warming:
+        cold, warm = times, warm[warm.size // 2:]
     cold = cold[:n]
     rest = n - cold.size
     levels = (np.arange(rest) + 0.5) / max(rest, 1)
-    return np.concatenate([cold, np.quantile(warm, levels) if rest else warm[:0]])
+    return np.concatenate([cold, np.quantile(warm, levels) if rest else warm[:0]]), warming
+
+
+def _warming(times: np.ndarray) -> str:
+    """"Kendall tau -0.6, p = 0.01 over 10 tasks" when ``times`` (launch order) fall significantly, else ""."""
+    if times.size < WARMING_TASKS or np.ptp(times) == 0:
+        return ""
+    tau, p = scipy.stats.kendalltau(np.arange(times.size), times, alternative="less")
+    return f"Kendall tau {tau:.2f}, p = {p:.2g} over {times.size} tasks" if p < WARMING_P else ""
 
 
 def _as_int(value) -> int | None:
