@@ -447,6 +447,14 @@ def test_a_repeated_task_a_second_application_or_a_task_outside_the_application_
                        "task 0 (attempt 0) of stage 1 runs from 5000 to 9000 ms, outside the application (0 to 2000 ms)")
 
 
+def test_a_jhist_of_two_jobs_is_refused_as_such(tmp_path, capsys):
+    records = jhist_records()
+    again = json.loads(json.dumps(records).replace("job_1_0001", "job_1_0002"))
+    path = write_jhist(tmp_path / "two.jhist", records + again)
+    refused_in_process(capsys, fit(path), f"line {len(records) + 3}",
+                       "a second job (job_1_0002 after job_1_0001): a .jhist holds the history of one job")
+
+
 def test_a_stage_declaring_more_tasks_than_the_log_shows_is_said(tmp_path, capsys):
     # a driver drops events when its listener queue is full: the declared count is kept, but not silently
     events = json.loads(json.dumps(spark_events()))

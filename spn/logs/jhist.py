@@ -274,6 +274,9 @@ def _take(kind: str, body: dict, job: dict, attempts: dict) -> None:
     """
     plain = {key: _plain(value) for key, value in body.items()}
     if kind == "JOB_SUBMITTED":
+        if job["job_id"] is not None or job["submit_ms"] is not None:
+            raise FieldError(f"a second job ({text(plain, 'jobid') or 'no id'} after {job['job_id'] or 'no id'}): "
+                             "a .jhist holds the history of one job")
         job.update(job_id=text(plain, "jobid"), name=text(plain, "jobName"), user=text(plain, "userName"),
                    submit_ms=_job_time(plain, "submitTime"), queue=text(plain, "jobQueueName"))
     elif kind == "JOB_QUEUE_CHANGED":
