@@ -207,9 +207,22 @@ def _check_completions(ss, rows, rates, end_activity):
 
 
 # --------------------------------------------------------------------------- the solution
-class SurvivalFunction:
-    """What a passage-time distribution offers once it has ``sf(t)`` (``P(T > t)``), ``mean`` and
-    ``residual`` (``P(T > t)`` where its computation stopped): CDF, quantiles, percentiles, a grid."""
+@dataclass(frozen=True)
+class PassageDistribution:
+    """What every passage-time result has: ``mean``, ``std``; ``converged`` (``residual``, the
+    probability ``P(T > t)`` where the computation stopped, is at most its ``atol``), ``status``,
+    ``message``, ``niter`` (its steps), ``seconds``, ``n_states`` (transient states); and, from the
+    ``sf(t)`` = ``P(T > t)`` of each method, the CDF, quantiles, percentiles and a grid."""
+
+    mean: float
+    std: float
+    converged: bool
+    status: int
+    message: str
+    niter: int
+    residual: float
+    seconds: float
+    n_states: int
 
     def cdf(self, t):
         """P(T <= t)."""
@@ -243,6 +256,59 @@ class SurvivalFunction:
             t_max = self.quantile(0.999) if self.residual < 1e-4 else self.quantile(1 - 1e3 * self.residual)
         t = np.linspace(0.0, float(t_max), int(points))
         return t, self.cdf(t)
+
+
+@dataclass(frozen=True)
+class PassageTimeResult(PassageDistribution):
+    """First-passage time distribution (shaped like SciPy's ``OptimizeResult``).
+
+    ``x``: the survival sequence ``s_k = alpha P^k 1`` of the uniformised chain
+    (``x[0] = 1``); ``rate``: the uniformisation rate q; ``mean``, ``std``: moments
+    of the passage time (from ``x``, with the geometric tail after the last step
+    added); ``converged``: ``residual = x[-1] <= atol``; ``niter``: steps (matrix-
+    vector products); ``seconds``: wall time; ``n_states``: transient states.
+
+    ``sf(t)``, ``cdf(t)``, ``pdf(t)`` evaluate the distribution at any times
+    (error at most ``residual``), ``quantile(p)`` inverts the CDF,
+    ``percentiles([50, 90])`` returns ``{50.0: t50, 90.0: t90}``, and ``grid(points)``
+    returns times from 0 to the 99.9th percentile with their CDF values.
+    """
+
+    x: np.ndarray
+    rate: float
+    method: str = "uniformisation"
+
+    # ---- evaluation
+    def sf(self, t):
+        """P(T > t), for a number or an array of times."""
+        t = np.asarray(t, dtype=float)
+        flat = np.atleast_1d(t).ravel()
+        out = np.empty(flat.size)
+        s = self.x
+        K = s.size
+        for i, ti in enumerate(flat):
+            if ti <= 0:
+                out[i] = 1.0
+                continue
+            mu = self.rate * ti
+            lo = max(0, int(mu - _WINDOW_SD * math.sqrt(mu) - 30))
+            hi = int(mu + _WINDOW_SD * math.sqrt(mu) + 30)
+            if lo >= K:
+                out[i] = 0.0
+                continue
+            k = np.arange(lo, min(hi, K - 1) + 1)
+            out[i] = float(np.dot(poisson.pmf(k, mu), s[k]))
+        out = np.clip(out, 0.0, 1.0)
+        return out.reshape(t.shape) if t.ndim else float(out[0])
+
+    def pdf(self, t):
+        """Density of T: q * sum_k Poisson(k; q t) (s_k - s_{k+1})."""
+        t = np.asarray(t, dtype=float)
+        drop = -np.diff(np.append(self.x, 0.0))
+        flat = np.atleast_1d(t).ravel()
+        out = np.array([float(self.rate * np.dot(poisson.pmf(np.arange(drop.size), self.rate * ti), drop))
+                        if ti >= 0 else 0.0 for ti in flat])
+        return out.reshape(t.shape) if t.ndim else float(out[0])
 
 
 def passage_time(Q, alpha, *, atol: float = 1e-12, maxiter: int | None = None,
@@ -347,68 +413,6 @@ def _result(seq, q, niter, converged, residual, n, started, message=None):
     return PassageTimeResult(x=seq, rate=q, mean=float(mean), std=std, converged=converged,
                              status=0 if converged else 1, message=message, niter=int(niter),
                              residual=float(residual), seconds=time.perf_counter() - started, n_states=n)
-
-
-@dataclass(frozen=True)
-class PassageTimeResult(SurvivalFunction):
-    """First-passage time distribution (shaped like SciPy's ``OptimizeResult``).
-
-    ``x``: the survival sequence ``s_k = alpha P^k 1`` of the uniformised chain
-    (``x[0] = 1``); ``rate``: the uniformisation rate q; ``mean``, ``std``: moments
-    of the passage time (from ``x``, with the geometric tail after the last step
-    added); ``converged``: ``residual = x[-1] <= atol``; ``niter``: steps (matrix-
-    vector products); ``seconds``: wall time; ``n_states``: transient states.
-
-    ``sf(t)``, ``cdf(t)``, ``pdf(t)`` evaluate the distribution at any times
-    (error at most ``residual``), ``quantile(p)`` inverts the CDF,
-    ``percentiles([50, 90])`` returns ``{50.0: t50, 90.0: t90}``, and ``grid(points)``
-    returns times from 0 to the 99.9th percentile with their CDF values.
-    """
-
-    x: np.ndarray
-    rate: float
-    mean: float
-    std: float
-    converged: bool
-    status: int
-    message: str
-    niter: int
-    residual: float
-    seconds: float
-    n_states: int
-    method: str = "uniformisation"
-
-    # ---- evaluation
-    def sf(self, t):
-        """P(T > t), for a number or an array of times."""
-        t = np.asarray(t, dtype=float)
-        flat = np.atleast_1d(t).ravel()
-        out = np.empty(flat.size)
-        s = self.x
-        K = s.size
-        for i, ti in enumerate(flat):
-            if ti <= 0:
-                out[i] = 1.0
-                continue
-            mu = self.rate * ti
-            lo = max(0, int(mu - _WINDOW_SD * math.sqrt(mu) - 30))
-            hi = int(mu + _WINDOW_SD * math.sqrt(mu) + 30)
-            if lo >= K:
-                out[i] = 0.0
-                continue
-            k = np.arange(lo, min(hi, K - 1) + 1)
-            out[i] = float(np.dot(poisson.pmf(k, mu), s[k]))
-        out = np.clip(out, 0.0, 1.0)
-        return out.reshape(t.shape) if t.ndim else float(out[0])
-
-    def pdf(self, t):
-        """Density of T: q * sum_k Poisson(k; q t) (s_k - s_{k+1})."""
-        t = np.asarray(t, dtype=float)
-        drop = -np.diff(np.append(self.x, 0.0))
-        flat = np.atleast_1d(t).ravel()
-        out = np.array([float(self.rate * np.dot(poisson.pmf(np.arange(drop.size), self.rate * ti), drop))
-                        if ti >= 0 else 0.0 for ti in flat])
-        return out.reshape(t.shape) if t.ndim else float(out[0])
 
 
 # --------------------------------------------------------------------------- the high-level call

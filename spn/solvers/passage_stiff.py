@@ -40,7 +40,7 @@ from scipy.integrate import BDF
 from scipy.interpolate import CubicHermiteSpline
 from scipy.sparse.linalg import splu
 
-from spn.solvers.passage import SurvivalFunction
+from spn.solvers.passage import PassageDistribution
 
 __all__ = ["StiffPassageResult", "stiff_passage_time"]
 
@@ -53,7 +53,7 @@ _INSIDE = (0.25, 0.5, 0.75)
 
 
 @dataclass(frozen=True)
-class StiffPassageResult(SurvivalFunction):
+class StiffPassageResult(PassageDistribution):
     """A passage-time distribution from the BDF integration, shaped like
     :class:`~spn.solvers.passage.PassageTimeResult`: ``t``, ``s``, ``ds``: the recorded times,
     survival ``P(T > t)`` and its derivative (``t[0] = 0``, ``s[0] = 1``); ``niter``: BDF steps."""
@@ -61,15 +61,6 @@ class StiffPassageResult(SurvivalFunction):
     t: np.ndarray
     s: np.ndarray
     ds: np.ndarray
-    mean: float
-    std: float
-    converged: bool
-    status: int
-    message: str
-    niter: int
-    residual: float
-    seconds: float
-    n_states: int
     method: str = "bdf"
 
     def _spline(self) -> CubicHermiteSpline:
