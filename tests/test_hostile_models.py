@@ -495,6 +495,14 @@ def test_a_hostile_class_or_queue_is_refused(tmp_path, name, changes, words):
     assert_refused(run_spn("simulate", path, *SIMULATE_SMALL), *words)
 
 
+def test_solve_names_a_queue_too_small_for_one_container_as_simulate_does(tmp_path):
+    # the exact path used to end in "no job ever completes", which does not say why
+    path = write(tmp_path / "tiny-share.yaml", with_classes(queues=[
+        {"name": "etl", "capacity": 0.005, "max_capacity": 0.01}, {"name": "bi", "capacity": 0.995}]))
+    assert_refused(run_spn("solve", path, "--method", "exact"),
+                   "queue etl: max_capacity 0.01 of 16 containers is less than one container")
+
+
 @settings(max_examples=60, **HYPOTHESIS)
 @given(structures, st.data())
 def test_random_structures_in_classes_and_queues(tmp_path, capsys, structure, data):

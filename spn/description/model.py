@@ -219,6 +219,35 @@ def queues_of(desc) -> tuple[Queue, ...]:
     return (Queue(DEFAULT_QUEUE, 1.0, 1.0, desc.scheduler.policy),)
 
 
+def queue_limits(desc) -> tuple[int, ...]:
+    """The most containers each queue of :func:`queues_of` may hold: ``floor(max_capacity · C)``.
+
+    Raises :class:`~spn.exceptions.ModelError` when a queue that holds a class may hold less than
+    one container (its jobs could never run). The 1e-9 keeps 0.3 · 10 = 2.9999999999999996 at 3.
+
+    >>> desc = Description("tiny", None, Workload(2, 5.0), Cluster(10), (Phase("p", 1, 1.0),), ())
+    >>> queue_limits(desc)
+    (10,)
+    >>> queue_limits(Description("bi", None, None, Cluster(3), (), (), queues=(Queue("q", 1.0, 0.2),),
+    ...                          classes=(QueryClass("a", Workload(1, 1.0), (Phase("p", 1, 1.0),), (), "q"),)))
+    Traceback (most recent call last):
+    spn.exceptions.ModelError: queue q: max_capacity 0.2 of 3 containers is less than one container, so class a's jobs could never run
+    """
+    import math
+
+    C = desc.cluster.containers
+    queues = queues_of(desc)
+    limits = tuple(math.floor(q.max_capacity * C + 1e-9) for q in queues)
+    for job_class in job_classes(desc):
+        k = next(k for k, q in enumerate(queues) if q.name == job_class.queue)
+        if limits[k] < 1:
+            from spn.exceptions import ModelError
+
+            raise ModelError(f"queue {queues[k].name}: max_capacity {queues[k].max_capacity:g} of {C} containers "
+                             f"is less than one container, so class {job_class.name}'s jobs could never run")
+    return limits
+
+
 def require_single_class(desc, what: str, instead: str = "spn simulate") -> None:
     """Raise :class:`~spn.exceptions.ModelError` if ``desc`` has query classes: ``what`` models one.
 

@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from spn.description.model import POLICIES, job_classes, queues_of
+from spn.description.model import POLICIES, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError
 from spn.models import submodels
 from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, job_flow
@@ -158,8 +158,7 @@ def build_classes(desc) -> ClassesNet:
         graph = dag_from_description(c)
         check_graph(graph)
         specs.append((c.name, graph, c.workload.users, c.workload.think_time, c.queue))
-    # the +1e-9 keeps 0.3 · 10 = 2.9999999999999996 at 3 containers, as the queue simulator does
-    queue_specs = [(q.name, q.capacity, math.floor(q.max_capacity * C + 1e-9), q.policy) for q in queues]
+    queue_specs = [(q.name, q.capacity, limit, q.policy) for q, limit in zip(queues, queue_limits(desc))]
     layout = _Layout(single=False)
     net = _build(layout, specs, queue_specs, C, None, desc.name, weights={c.name: c.weight for c in classes})
     class_nets = tuple(ClassNet(name, users, Z, layout.think(name), layout.finish(name))

@@ -48,7 +48,7 @@ from decimal import Decimal
 
 import numpy as np
 
-from spn.description.model import QUEUE_POLICIES, job_classes, queues_of
+from spn.description.model import QUEUE_POLICIES, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError, SpnError
 from spn.simulation.cluster import ClusterReplication, _TrackedJob
 from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
@@ -143,8 +143,7 @@ class QueueSimulator:
                 raise ModelError(f"queue {q.name}: policy {q.policy} is not a queue policy (fifo, fair): "
                                  f"the gate is the one-class model of ClusterSimulator")
         self.fair = [q.policy == "fair" for q in queues]
-        # the +1e-9 keeps 0.3 · 10 = 2.9999999999999996 at 3 containers
-        self.limit = [math.floor(q.max_capacity * C + 1e-9) for q in queues]
+        self.limit = list(queue_limits(desc))
         self.inverse_share = [1.0 / (q.capacity * C) for q in queues]
         position = {name: k for k, name in enumerate(self.queue_names)}
         laws = dict(laws or {})
@@ -154,9 +153,6 @@ class QueueSimulator:
         self.classes = []
         for job_class in job_classes(desc):
             q = position[job_class.queue]
-            if self.limit[q] < 1:
-                raise ModelError(f"queue {job_class.queue}: max_capacity {queues[q].max_capacity:g} of {C} containers "
-                                 f"is less than one container, so class {job_class.name}'s jobs could never run")
             self.classes.append(_JobClass(job_class, q, laws.get(job_class.name, {})))
         self.class_names = [c.name for c in self.classes]
         for q in range(len(queues)):
