@@ -134,7 +134,7 @@ def test_every_distribution_with_its_parameter():
         {"name": "a", "tasks": 1, "task_time": 1, "distribution": "deterministic"},
         {"name": "b", "tasks": 1, "task_time": 1, "distribution": "uniform", "spread": 0.5},
         {"name": "c", "tasks": 1, "task_time": 1, "distribution": "lognormal", "cv": 2},
-        {"name": "d", "tasks": 1, "task_time": 1, "distribution": "empirical", "samples": [1, 2.5]},
+        {"name": "d", "tasks": 1, "distribution": "empirical", "samples": [1, 2.5]},
     ]
     data["phases"][1].update(distribution="exponential", priority=2)
 
@@ -142,6 +142,21 @@ def test_every_distribution_with_its_parameter():
 
     assert parse_description(data).phases[1].priority == 2.0
     assert (a.distribution, b.spread, c.cv, d.samples) == ("deterministic", 0.5, 2.0, (1.0, 2.5))
+    assert d.task_time == 1.75                  # an empirical law's mean is its samples'
+
+
+def test_an_empirical_task_time_must_be_its_samples_mean():
+    # the simulators draw the samples: a task_time that disagrees would be ignored without a word
+    data = example()
+    data["phases"][0].update(task_time=5.0, distribution="empirical", samples=[1.0, 2.0, 3.0])
+    with pytest.raises(ModelError, match=r"phases\[0\] \(map\).task_time: 5 s is not the mean of its samples "
+                                         r"\(2 s\)"):
+        parse_description(data)
+    data["phases"][0]["task_time"] = 2.0001     # rounding, as spn fit --empirical writes it
+    assert parse_description(data).phases[0].task_time == 2.0001
+    data["phases"][1].pop("task_time")
+    with pytest.raises(ModelError, match=r"phases\[1\] \(reduce\).task_time: required"):
+        parse_description(data)
 
 
 def test_reference_is_kept_read_only_and_ignored_by_equality():

@@ -27,6 +27,7 @@ of the offending value and what was expected, in one :class:`ModelError`:
 from __future__ import annotations
 
 import json
+import math
 import os
 import types
 from collections.abc import Mapping
@@ -172,7 +173,7 @@ def _build_phase(phase: dict) -> Phase:
     return Phase(
         name=phase["name"],
         tasks=int(phase["tasks"]),
-        task_time=float(phase["task_time"]),
+        task_time=float(phase["task_time"]) if "task_time" in phase else math.fsum(samples) / len(samples),
         shape=int(phase.get("shape", 1)),
         distribution=phase.get("distribution", "erlang"),
         spread=float(phase["spread"]) if "spread" in phase else None,

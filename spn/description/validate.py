@@ -37,6 +37,10 @@ from spn.limits import (MAX_COUNT, MAX_CV, MAX_EDGES, MAX_PHASES, MAX_PRIORITY, 
 
 __all__ = ["schema", "shared_schema", "problems"]
 
+#: how far an empirical phase's task_time may lie from its samples' mean (relative): rounding to a few
+#: digits, as ``spn fit --empirical`` writes both, stays within it; a task_time meant to change the law does not
+EMPIRICAL_MEAN_TOLERANCE = 1e-3
+
 #: the problem of sibling queues whose capacities do not sum to 1, after the path of its file (``spn sweep`` records
 #: such a point of its grid as a failed row instead of refusing the grid)
 CAPACITY_SUM = "queues: capacities sum to"
@@ -442,6 +446,12 @@ def _distribution_problems(where: str, phase: dict) -> list[str]:
         if parameter in phase and parameter != needed:
             law = next(law for law, name in LAW_PARAMETER.items() if name == parameter)
             found.append(f"{where}.{parameter}: only used with distribution {law!r}, this phase is {distribution!r}")
+    samples, task_time = phase.get("samples"), phase.get("task_time")
+    if distribution == "empirical" and _numbers(samples) and _numbers([task_time]):
+        mean = math.fsum(samples) / len(samples)
+        if abs(task_time - mean) > EMPIRICAL_MEAN_TOLERANCE * mean:
+            found.append(f"{where}.task_time: {task_time:g} s is not the mean of its samples ({mean:.6g} s), and an "
+                         f"empirical law is its samples: drop task_time, or scale the samples")
     shape = phase.get("shape", 1)
     if distribution != "erlang" and isinstance(shape, int) and shape != 1:
         if distribution == "exponential":
@@ -449,6 +459,12 @@ def _distribution_problems(where: str, phase: dict) -> list[str]:
         else:
             found.append(f"{where}.shape: only used with distribution 'erlang', this phase is {distribution!r}")
     return found
+
+
+def _numbers(values) -> bool:
+    """A non-empty list of finite numbers > 0 (what the schema checks, read again for a formula)."""
+    return isinstance(values, list) and bool(values) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in values)
 
 
 def _edge_problems(edges: list, first_index: dict, prefix: str = "") -> list[str]:
