@@ -219,6 +219,11 @@ def queues_of(desc) -> tuple[Queue, ...]:
     return (Queue(DEFAULT_QUEUE, 1.0, 1.0, desc.scheduler.policy),)
 
 
+#: how close two queues' used/guaranteed ratios must be to count as a tie (then the first listed wins),
+#: for the net's choice gates and the queue simulator alike
+RATIO_TIE = 1e-12
+
+
 def queue_limits(desc) -> tuple[int, ...]:
     """The most containers each queue of :func:`queues_of` may hold: ``floor(max_capacity · C)``.
 

@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from spn.description.model import POLICIES, job_classes, queue_limits, queues_of
+from spn.description.model import POLICIES, RATIO_TIE, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError
 from spn.models import submodels
 from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, job_flow
@@ -62,10 +62,6 @@ from spn.net import InputGate, InstantActivity, Net, Place
 from spn.net.choice import Candidate, ChoiceGate
 from spn.net.compose import compose
 from spn.net.erlang import expand_erlang
-
-#: how close two queues' used/guaranteed ratios must be to count as a tie (as the queue simulator)
-RATIO_TIE = 1e-12
-
 
 @dataclass(frozen=True)
 class ClassNet:

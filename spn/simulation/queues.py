@@ -48,14 +48,10 @@ from decimal import Decimal
 
 import numpy as np
 
-from spn.description.model import QUEUE_POLICIES, job_classes, queue_limits, queues_of
+from spn.description.model import QUEUE_POLICIES, RATIO_TIE, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError, SpnError
 from spn.simulation.cluster import ClusterReplication, _TrackedJob
 from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
-
-#: how close two queues' used/guaranteed ratios must be to count as a tie (then the first listed wins)
-RATIO_TIE = 1e-12
-
 
 @dataclass(frozen=True)
 class QueueReplication(ClusterReplication):
