@@ -165,10 +165,35 @@ def test_more_busy_slots_than_cpus_stretch_compute(tmp_path):
     # pilot: min(2, 16/2) = 2 busy slots on 2 CPUs -> x1; target: min(4, 8) = 4 on 2 CPUs -> x2
     # input stage: 0.1 (deserialize) + 0.1 (write) + 2 x 1.8 = 3.8 s
     stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
+    # (measured: the tasks ran on 0.9 of a CPU, the rest of the JVM took 2 - 2 x 0.9 = 0.2, which leaves
+    # the target's 4 slots 1.8 CPUs: 0.45 each, x 0.9/0.45 = 2 as well)
     assert list(stages[0].durations) == pytest.approx([3.8] * 16)
-    assert ("stage 0: compute x 2: up to 4 busy slot(s) share 2 CPU(s) per executor (pilot: 2 on 2)"
-            in what.rules)
+    assert ("stage 0: compute x 2: up to 4 busy slot(s) share 2 CPU(s) per executor (pilot: 2 on 2); measured: the "
+            "pilot's tasks ran on 0.90 of a CPU (CPU time over run time), the rest of the JVM took 0.20 CPU(s), the "
+            "target's tasks get 0.45" in what.rules)
     assert what.target.cpus == what.pilot.cpus == 2
+
+
+def test_fewer_busy_slots_than_cpus_give_tasks_the_cpu_share_they_lacked(tmp_path):
+    # the pilot's 2 busy slots on 2 CPUs ran on 0.9 of a CPU each (CPU time 0.9 x run time): the rest of the JVM
+    # took 0.2 CPU. One slot gets a whole CPU: compute x 0.9/1, 1.8 -> 1.62 s; a task 0.1 + 0.1 + 1.62 s
+    path = pilot_log(tmp_path / "big.json", input_tasks=16)
+    app = read_spark_log(path)
+    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.cores": 1, "executor-cpus": 2})
+    stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
+    assert list(stages[0].durations) == pytest.approx([1.82] * 16)
+    assert any(rule.startswith("stage 0: compute x 0.9: up to 1 busy slot(s) share 2 CPU(s)") for rule in what.rules)
+    # without the tasks' CPU time (Spark before 2.1) the ratio of slots to CPUs says nothing changes
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    for event in events:
+        if event["Event"] == "SparkListenerTaskEnd":
+            del event["Task Metrics"]["Executor CPU Time"]
+    old = tmp_path / "no-cpu.json"
+    old.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    app = read_spark_log(old)
+    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.cores": 1, "executor-cpus": 2})
+    stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
+    assert list(stages[0].durations) == pytest.approx([2.0] * 16)
 
 
 def test_a_stage_of_few_tasks_does_not_fill_the_slots_so_shares_nothing(pilot):

@@ -23,7 +23,9 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
 - **processor sharing**: when an executor's busy slots outnumber its CPUs
   (``executor-cpus``), compute stretches by ``max(1, min(cores, n/E)/cpus)``
   (a stage of few tasks fills only some slots; a last partial wave of a big
-  stage is predicted slightly slow);
+  stage is predicted slightly slow); where the log has the tasks' CPU time
+  and the pilot's slots filled its CPUs, by the CPU share measured instead
+  (the rest of the JVM keeps the CPU time it took);
 - **shuffle fetch**: Spark (before 3.0) fetches every block of another
   executor as *remote*, so the remote fraction is ``1 - 1/E``. The bytes ``X``
   a task moves across hosts share each host's bandwidth ``d`` with the other
@@ -304,7 +306,7 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
             raise ModelError(f"what-if input-size: {label} would have {n_new:,} tasks, more than {MAX_COUNT:,}",
                              option="what_if")
         rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
-    share = _sharing(target, n_new) / _sharing(pilot, n)
+    share, measured = _cpu_share(parts, pilot, target, n, n_new)
     compute = np.array([p.compute for p in parts])
     if g != 1.0:
         compute = _data_per_task(parts, compute, g, label, rules)
@@ -315,7 +317,7 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
     if share != 1.0:
         rules.append(f"{label}: compute x {share:.3g}: up to {target.cores} busy slot(s) share "
                      f"{target.cpus or target.cores} CPU(s) per executor (pilot: {pilot.cores} on "
-                     f"{pilot.cpus or pilot.cores})")
+                     f"{pilot.cpus or pilot.cores}){measured}")
     if shuffle.sum() > 0 and (target.executors, target.hosts, target.slots) != (pilot.executors, pilot.hosts,
                                                                                  pilot.slots):
         fetch = _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot, target, g, n_new, label, rules)
@@ -358,6 +360,29 @@ def _partition_key(tasks: int, pilot: Setting) -> str | None:
         if value is not None and value == tasks:
             return key
     return None
+
+
+def _cpu_share(parts: list, pilot: Setting, target: Setting, n: int, n_new: int) -> tuple[float, str]:
+    """The factor on a task's compute when its executor's busy slots share the CPUs differently, and how it was
+    found ("" for :func:`_sharing`'s ratio of slots to CPUs).
+
+    Where the log has the tasks' CPU time and the pilot's busy slots ``b`` filled its ``P`` CPUs, the share of a
+    CPU its tasks got is measured: ``s = CPU time / (compute + shuffle write)``. What the tasks did not get went
+    to the rest of the JVM (driver, JIT compiler, garbage collector), ``B = P - b s`` CPUs, which the target's
+    ``b'`` slots leave to it on its ``P'`` CPUs: ``s' = min(1, (P' - B) / b')``, and compute scales by ``s / s'``.
+    (A task that waited for a disk or the network rather than a CPU is read as waiting for a CPU: such a stage
+    is predicted too fast on fewer busy slots.)
+    """
+    busy, busy_new = min(pilot.cores, n / pilot.executors), min(target.cores, n_new / target.executors)
+    cpus = [p.cpu for p in parts]
+    running = sum(p.compute + p.shuffle_write for p in parts)
+    if not (pilot.cpus and target.cpus and busy >= pilot.cpus and running > 0 and None not in cpus):
+        return _sharing(target, n_new) / _sharing(pilot, n), ""
+    got = min(1.0, sum(cpus) / running)
+    rest = max(0.0, pilot.cpus - busy * got)
+    got_new = min(1.0, max(target.cpus - rest, 1e-3) / busy_new)
+    return got / got_new, (f"; measured: the pilot's tasks ran on {got:.2f} of a CPU (CPU time over run time), "
+                           f"the rest of the JVM took {rest:.2f} CPU(s), the target's tasks get {got_new:.2f}")
 
 
 def _sharing(setting: Setting, tasks: int) -> float:
