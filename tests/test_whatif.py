@@ -157,14 +157,17 @@ def test_a_shuffle_stage_not_of_the_partitions_setting_keeps_its_count(tmp_path)
 # --------------------------------------------------------------------------
 
 
+def read_pilot(path):
+    """(log path, app, run) of the pilot log at ``path``, as the ``pilot`` fixture gives them."""
+    app = read_spark_log(path)
+    return path, app, spark_run(app, timed_jobs(app))
+
+
 def test_more_busy_slots_than_cpus_stretch_compute(tmp_path):
     # 16 input tasks on 2 executors: 8 per executor, so every slot is busy in the pilot (2) and the target (4)
-    path = pilot_log(tmp_path / "big.json", input_tasks=16)
-    app = read_spark_log(path)
-    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.cores": 4, "executor-cpus": 2})
+    what, stages = carried(read_pilot(pilot_log(tmp_path / "big.json", input_tasks=16)), cores=4, executor_cpus=2)
     # pilot: min(2, 16/2) = 2 busy slots on 2 CPUs -> x1; target: min(4, 8) = 4 on 2 CPUs -> x2
     # input stage: 0.1 (deserialize) + 0.1 (write) + 2 x 1.8 = 3.8 s
-    stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
     # (measured: the tasks ran on 0.9 of a CPU, the rest of the JVM took 2 - 2 x 0.9 = 0.2, which leaves
     # the target's 4 slots 1.8 CPUs: 0.45 each, x 0.9/0.45 = 2 as well)
     assert list(stages[0].durations) == pytest.approx([3.8] * 16)
@@ -178,9 +181,7 @@ def test_fewer_busy_slots_than_cpus_give_tasks_the_cpu_share_they_lacked(tmp_pat
     # the pilot's 2 busy slots on 2 CPUs ran on 0.9 of a CPU each (CPU time 0.9 x run time): the rest of the JVM
     # took 0.2 CPU. One slot gets a whole CPU: compute x 0.9/1, 1.8 -> 1.62 s; a task 0.1 + 0.1 + 1.62 s
     path = pilot_log(tmp_path / "big.json", input_tasks=16)
-    app = read_spark_log(path)
-    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.cores": 1, "executor-cpus": 2})
-    stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
+    what, stages = carried(read_pilot(path), cores=1, executor_cpus=2)
     assert list(stages[0].durations) == pytest.approx([1.82] * 16)
     assert any(rule.startswith("stage 0: compute x 0.9: up to 1 busy slot(s) share 2 CPU(s)") for rule in what.rules)
     # without the tasks' CPU time (Spark before 2.1) the ratio of slots to CPUs says nothing changes
@@ -190,9 +191,7 @@ def test_fewer_busy_slots_than_cpus_give_tasks_the_cpu_share_they_lacked(tmp_pat
             del event["Task Metrics"]["Executor CPU Time"]
     old = tmp_path / "no-cpu.json"
     old.write_text("\n".join(json.dumps(e) for e in events) + "\n")
-    app = read_spark_log(old)
-    what = what_if_run(app, spark_run(app, timed_jobs(app)), {"spark.executor.cores": 1, "executor-cpus": 2})
-    stages = {s.stage_ids[0]: s for job in what.run.jobs for s in job.stages}
+    _, stages = carried(read_pilot(old), cores=1, executor_cpus=2)
     assert list(stages[0].durations) == pytest.approx([2.0] * 16)
 
 
