@@ -60,6 +60,9 @@ def test_stein_asks_for_the_replications_the_pilot_variance_needs():
     assert stein_replications(pilot, 0.05, 10_000) == 10   # already there
     assert stein_replications(Estimate(10.0, 9.9, 10.1001, 0.95, 40), 0.01, 10_000) == 41   # at least one more
     assert stein_replications(Estimate(0.0, -1.0, 1.0, 0.95, 10), 0.01, 10_000) == 20       # infinite: double
+    # a precision so fine that (h / eps)^2 does not fit a float: the limit, not an OverflowError
+    assert stein_replications(pilot, 4.07529042200205e-307, 10_000) == 10_000
+    assert stein_replications(pilot, 5e-324, 10_000) == 10_000
 
 
 def test_without_a_precision_the_interval_is_the_usual_one(exact):

@@ -135,5 +135,8 @@ def stein_replications(estimate: Estimate, rel_precision: float, limit: int) -> 
     n, h = estimate.n, estimate.rel_half_width
     if h <= rel_precision:
         return n
-    wanted = math.ceil(n * (h / rel_precision) ** 2) if math.isfinite(h) else 2 * n
-    return min(max(wanted, n + 1), max(limit, n))
+    if not math.isfinite(h):
+        return min(2 * n, max(limit, n))
+    if h >= rel_precision * math.sqrt(max(limit, n) / n):   # past the limit (and (h / ε)² may not fit a float)
+        return max(limit, n)
+    return min(max(math.ceil(n * (h / rel_precision) ** 2), n + 1), max(limit, n))
