@@ -45,7 +45,7 @@ _LAZY = {
     "mapreduce_net": "spn.models.mapreduce",
     "ApplicationNet": "spn.models.dag", "build": "spn.models.dag", "build_application": "spn.models.dag",
     "SolveReport": "spn.analysis.solve", "solve_description": "spn.analysis.solve",
-    "plan": "spn.analysis.plan", "solve_with_distribution": "spn.analysis.plan",
+    "plan": "spn.analysis.plan", "solve_with_distribution": "spn.analysis.evaluate",
     "run_sweep": "spn.analysis.sweep",
     "ClusterSimulator": "spn.simulation", "Distribution": "spn.simulation", "NetSimulator": "spn.simulation",
     "compare_description": "spn.simulation", "distributions_from_description": "spn.simulation",

@@ -10,7 +10,7 @@ wrong on the same chain.
 import numpy as np
 import pytest
 
-from spn.analysis.plan import solve_with_distribution
+from spn.analysis.evaluate import solve_with_distribution
 from spn.description import load_description
 from spn.models.jobs import build_jobs
 from spn.simulation.cluster import ClusterSimulator

@@ -1,11 +1,7 @@
-"""Capacity planning: one configuration's mean and percentiles, and the smallest value meeting a target.
+"""Capacity planning: the smallest value of a parameter meeting a target.
 
-:func:`evaluate` solves one description the way ``spn solve`` does and, when
-asked, adds the execution-time distribution of a tagged job
-(:mod:`spn.solvers.passage`): percentiles and P(R <= deadline). ``spn solve
---percentiles/--deadline``, :mod:`spn.analysis.sweep` and :func:`plan` all use it.
-
-:func:`plan` finds the smallest value of one parameter (``--vary
+Each value is solved by :func:`spn.analysis.evaluate.evaluate` (the mean and, for
+percentile targets, the tagged job's distribution). :func:`plan` finds the smallest value of one parameter (``--vary
 cluster.containers=1..400``) whose solution meets every target (``mean<=120``,
 ``p95<=150``). Execution time usually falls as containers are added, but the net
 does not promise it (priorities, the capacity-scheduler gate and pooled finished
@@ -36,15 +32,15 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from spn.analysis.evaluate import evaluate
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
 
 __all__ = [
-    "Evaluation", "evaluate", "solve_with_distribution", "Target", "parse_target", "parse_vary",
-    "vary_values", "parse_percentiles", "PlanResult", "find_boundary", "plan", "solve_point", "model_data",
-    "MAX_POINTS", "MAX_PROBES", "MAX_VALUE",
+    "Target", "parse_target", "parse_vary", "vary_values", "PlanResult", "find_boundary", "plan", "solve_point",
+    "model_data", "MAX_POINTS", "MAX_PROBES", "MAX_VALUE",
 ]
 
 #: the most configurations one command solves (a sweep's grid, an exhaustive plan)
@@ -53,133 +49,6 @@ MAX_POINTS = 1_000_000
 MAX_PROBES = 1_000
 #: the largest magnitude of a --vary or --grid range end: integers stay exact as floats below 2**53
 MAX_VALUE = 10 ** 15
-#: percentiles one solve reports
-MAX_PERCENTILES = 100
-
-
-# --------------------------------------------------------------------------- one configuration
-@dataclass(frozen=True)
-class Evaluation:
-    """A solved configuration: the report of ``spn solve`` and, when asked, the execution-time distribution.
-
-    ``percentiles`` maps q (e.g. 95.0) to seconds; ``deadline_probability`` is P(R <= ``deadline``);
-    ``distribution`` is the :class:`~spn.solvers.passage.PassageTimeResult` (None when not asked for).
-    """
-
-    report: object
-    distribution: object | None = None
-    percentiles: dict = field(default_factory=dict)
-    deadline: float | None = None
-    deadline_probability: float | None = None
-    distribution_s: float = 0.0
-
-    @property
-    def mean_execution_time(self) -> float:
-        return self.report.measures.mean_execution_time
-
-    def metric(self, name: str) -> float:
-        """``"mean"`` or ``"pQ"`` (a percentile that was computed)."""
-        if name == "mean":
-            return self.mean_execution_time
-        q = float(name[1:])
-        if q not in self.percentiles:
-            raise ModelError(f"percentile {name} was not computed")
-        return self.percentiles[q]
-
-    def as_dict(self) -> dict:
-        """``spn solve --json``'s object, plus ``percentiles`` {"50": s, ...}, ``deadline_probability``
-        and ``execution_time_distribution`` when they were asked for."""
-        out = self.report.as_dict()
-        if self.distribution is not None:
-            d = self.distribution
-            if self.percentiles:
-                out["percentiles"] = {percentile_key(q): t for q, t in self.percentiles.items()}
-            if self.deadline is not None:
-                out["deadline"] = self.deadline
-                out["deadline_probability"] = self.deadline_probability
-            out["execution_time_distribution"] = {
-                "mean": d.mean, "std": d.std, "method": d.method, "transient_states": d.n_states,
-                "iterations": d.niter, "residual": d.residual, "converged": d.converged,
-                "seconds": self.distribution_s,
-            }
-            out["timings"] = dict(out["timings"], distribution_s=self.distribution_s,
-                                  total_s=out["timings"]["total_s"] + self.distribution_s)
-        return out
-
-
-def percentile_key(q: float) -> str:
-    """The JSON key and CSV column suffix of percentile ``q``: its shortest decimal, so that two
-    percentiles never share a key (``:g`` would print 99.9999999 as "100").
-
-    >>> [percentile_key(q) for q in (95.0, 99.9, 99.9999999, 1e-05)]
-    ['95', '99.9', '99.9999999', '1e-05']
-    """
-    text = repr(float(q))
-    return text.removesuffix(".0")
-
-
-def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline: float | None = None,
-                            distribution: bool | None = None, method: str = "auto", rtol: float = RTOL,
-                            max_states: int = MAX_STATES, atol: float = 1e-12, progress: bool = False):
-    """Like :func:`spn.analysis.solve.solve_description`, plus the tagged job's distribution when asked.
-
-    ``distribution`` defaults to "when percentiles or a deadline are asked for".
-    Returns an :class:`Evaluation`; raises :class:`ConvergenceError` when the
-    steady state or the passage time does not converge.
-    """
-    from spn.analysis.solve import solve_application
-    from spn.description.model import require_single_class
-    from spn.solvers.passage_slots import tagged_job_distribution
-
-    require_single_class(desc, "the execution-time distribution (--percentiles, --deadline)")
-    percentiles = tuple(float(q) for q in percentiles)
-    if distribution is None:
-        distribution = bool(percentiles) or deadline is not None
-    solution = solve_application(desc, method=method, rtol=rtol, max_states=max_states, progress=progress)
-    report, app, ss, result = solution.report, solution.app, solution.state_space, solution.result
-    if not distribution:
-        return Evaluation(report)
-    t0 = time.perf_counter()
-    show = None
-    if progress and sys.stderr.isatty():
-        def show(niter, x, residual):
-            print(f"\rdistribution: {niter:,} uniformisation steps, P(still running) = {residual:.2g}",
-                  end="", file=sys.stderr, flush=True)
-    # by slot on a job-identity net: under fifo and fair a younger job may end first
-    dist = tagged_job_distribution(desc, app, ss, result.x, atol=atol, callback=show)
-    if dist.niter >= 1000 and show is not None:
-        print(file=sys.stderr)
-    values = dist.percentiles(percentiles) if percentiles else {}
-    prob = dist.cdf(float(deadline)) if deadline is not None else None
-    return Evaluation(report, dist, values, None if deadline is None else float(deadline), prob,
-                      time.perf_counter() - t0)
-
-
-#: the name :mod:`spn.analysis.sweep` and :func:`plan` use
-evaluate = solve_with_distribution
-
-
-def parse_percentiles(text: str) -> tuple[float, ...]:
-    """``"50,90,99"`` -> ``(50.0, 90.0, 99.0)``; each in (0, 100).
-
-    >>> parse_percentiles("50, 99.9")
-    (50.0, 99.9)
-    """
-    out = []
-    for part in str(text).split(","):
-        part = part.strip()
-        try:
-            q = float(part)
-        except ValueError:
-            raise ModelError(f"percentiles: expected numbers in (0, 100) separated by commas, got {part!r}") \
-                from None
-        if not 0 < q < 100:
-            raise ModelError(f"percentiles: {part} is not in (0, 100)")
-        out.append(q)
-    out = tuple(dict.fromkeys(out))
-    if len(out) > MAX_PERCENTILES:
-        raise ModelError(f"percentiles: {len(out):,} of them, more than {MAX_PERCENTILES}")
-    return out
 
 
 # --------------------------------------------------------------------------- targets and ranges

@@ -66,7 +66,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data, percentile_key
+from spn.analysis.evaluate import percentile_key
+from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data
 from spn.analysis.sweep_classes import ClassSweep, class_columns, names_of, point_description, shares_on_grid
 from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.defaults import MAX_STATES, RTOL
@@ -179,7 +180,7 @@ class SweepTask:
 
 def solve_point(task: SweepTask) -> dict:
     """Solve one point; return its CSV row as a dict. Errors of spn become the ``error`` column."""
-    from spn.analysis.plan import evaluate
+    from spn.analysis.evaluate import evaluate
     from spn.description import parse_description
 
     started = time.perf_counter()

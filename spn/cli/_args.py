@@ -106,7 +106,7 @@ def parse_option(flag: str, parse, text):
 
 
 def _percentiles(text: str) -> tuple:
-    from spn.analysis.plan import parse_percentiles
+    from spn.analysis.evaluate import parse_percentiles
 
     return library_type(parse_percentiles)(text)
 

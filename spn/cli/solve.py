@@ -82,7 +82,7 @@ def _exact_only(args, what: str) -> dict:
 
 def _solve_distribution(args, description) -> int:
     """``spn solve`` with percentiles or a deadline: the report plus the tagged job's distribution."""
-    from spn.analysis.plan import solve_with_distribution
+    from spn.analysis.evaluate import solve_with_distribution
 
     evaluation = solve_with_distribution(description, percentiles=args.percentiles or (), deadline=args.deadline,
                                          distribution=True, **_exact_only(args, "--percentiles/--deadline"))
