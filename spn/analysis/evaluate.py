@@ -30,7 +30,7 @@ class Evaluation:
     """A solved configuration: the report of ``spn solve`` and, when asked, the execution-time distribution.
 
     ``percentiles`` maps q (e.g. 95.0) to seconds; ``deadline_probability`` is P(R <= ``deadline``);
-    ``distribution`` is the :class:`~spn.solvers.passage.PassageTimeResult` (None when not asked for).
+    ``distribution`` is the :class:`~spn.solvers.passage.PassageDistribution` (None when not asked for).
     """
 
     report: object

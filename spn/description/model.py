@@ -11,6 +11,7 @@ this module costs no more than the standard library.
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -238,8 +239,6 @@ def queue_limits(desc) -> tuple[int, ...]:
     Traceback (most recent call last):
     spn.exceptions.ModelError: queue q: max_capacity 0.2 of 3 containers is less than one container, so class a's jobs could never run
     """
-    import math
-
     C = desc.cluster.containers
     queues = queues_of(desc)
     limits = tuple(math.floor(q.max_capacity * C + 1e-9) for q in queues)

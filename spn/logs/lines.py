@@ -18,8 +18,9 @@ with a :class:`~spn.exceptions.LogFormatError` naming the file (and the line):
 A compressed stream that stops early (the application was still writing it)
 ends with a warning instead, keeping the lines before it. The compression is
 told by the file's first bytes (gzip, zstd, and bzip2 and xz, which people use
-to archive logs), not its name, so a plain log saved under a ``.gz`` name still reads; Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use
-a JVM-specific framing and are refused by name.
+to archive logs), not its name, so a plain log saved under a ``.gz`` name still
+reads; Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use a JVM-specific framing and
+are refused by name.
 
 >>> import gzip, hashlib, os, tempfile
 >>> with tempfile.NamedTemporaryFile(suffix=".gz", delete=False) as file:

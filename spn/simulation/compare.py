@@ -159,8 +159,9 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     if laws:
         note = f"no exact CTMC for task-time laws {', '.join(laws)}"
     else:
-        note = choose_method(desc, max_states)
-        note = note and f"state space too large: {note}"
+        too_large = choose_method(desc, max_states)
+        if too_large:
+            note = f"state space too large: {too_large}"
     if note is None:
         try:
             solved = solve_description(desc, method=method, max_states=max_states, progress=progress,

@@ -42,12 +42,12 @@ from collections.abc import Callable
 import numpy as np
 
 from spn.exceptions import ConvergenceError, ModelError
-from spn.solvers.passage import PassageTimeResult, passage_time
+from spn.solvers.passage import PassageDistribution, passage_time
 
 __all__ = ["slot_execution_time_distribution", "tagged_job_distribution"]
 
 
-def tagged_job_distribution(desc, app, ss, pi, **options) -> PassageTimeResult:
+def tagged_job_distribution(desc, app, ss, pi, **options) -> PassageDistribution:
     """The execution-time distribution of ``desc``'s application net ``app`` (explored as ``ss``,
     steady state ``pi``): by slot on a job-identity net (``fifo``, ``fair``), by completion
     count on the paper's net (``gate``, whose jobs leave in the order they came).
@@ -61,7 +61,7 @@ def tagged_job_distribution(desc, app, ss, pi, **options) -> PassageTimeResult:
 
 def slot_execution_time_distribution(desc, ss, pi, *, max_states: int | None = None, atol: float = 1e-12,
                                      maxiter: int | None = None, raise_on_nonconvergence: bool = True,
-                                     callback: Callable | None = None) -> PassageTimeResult:
+                                     callback: Callable | None = None) -> PassageDistribution:
     """Distribution of a tagged job's execution time on the job-identity net of ``desc``.
 
     ``ss`` and ``pi``: the untagged net's state space (``explore(build_jobs(desc).net)``)
