@@ -326,6 +326,7 @@ BAD = {
     "1e20": ("spark.sql.shuffle.partitions=100000000000000000000", "must be between 1 and"),
     "negative-size": ("input-size=-1GB", "input-size"),
     "hosts-over-executors": ("hosts=3", "more than the 2 executor(s)"),
+    "slots-over-max": ("spark.executor.instances=10000000", "task slots, more than 10,000,000"),
 }
 HUGE_INPUT = {
     "input-size-1e20": "input-size=100000000000000000000",

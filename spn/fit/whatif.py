@@ -224,8 +224,11 @@ def target_setting(pilot: Setting, changes: Mapping[str, int]) -> Setting:
     if input_bytes != pilot.input_bytes and pilot.input_bytes <= 0:
         raise ModelError("what-if input-size: the pilot's log reports no input bytes read, so a new input size "
                          "cannot be scaled from it", option="what_if")
-    return Setting(executors, changes.get("spark.executor.cores", pilot.cores), hosts,
-                   max(1, math.ceil(executors / hosts)), input_bytes, partitions,
+    cores = changes.get("spark.executor.cores", pilot.cores)
+    if executors * cores > MAX_COUNT:
+        raise ModelError(f"what-if: {executors:,} executor(s) x {cores:,} core(s) = {executors * cores:,} task "
+                         f"slots, more than {MAX_COUNT:,}", option="what_if")
+    return Setting(executors, cores, hosts, max(1, math.ceil(executors / hosts)), input_bytes, partitions,
                    changes.get("executor-cpus", pilot.cpus))
 
 
