@@ -6,9 +6,11 @@ M, the longest remaining time of the c tasks then running, is bounded by the las
 takes the running tasks' remaining times as stationary, which is exact for exponential tasks.
 """
 
+import numpy as np
 import pytest
+from scipy import stats
 
-from spn.analysis.alone import job_alone
+from spn.analysis.alone import _fewer_done, job_alone
 from spn.analysis.solve import solve_description
 from spn.description import parse_description
 from spn.exceptions import ModelError
@@ -40,6 +42,36 @@ def test_a_phase_that_fits_the_containers_is_the_longest_of_its_tasks(k):
     result = job_alone(desc)
     assert result.mean == pytest.approx(exact(desc), rel=1e-6)
     assert result.low == pytest.approx(result.mean, rel=1e-9) and result.high == pytest.approx(result.mean, rel=1e-9)
+
+
+def fewer_done_by_hand(j, c, k, phases_mean):
+    """P(sum of c floor(P_i / k) < j): every count 0..j-1 of a container, convolved c times."""
+    out = []
+    for lam in phases_mean:
+        per = np.diff(stats.poisson.cdf(np.arange(j + 1) * k - 1, lam))
+        total = per
+        for _ in range(c - 1):
+            total = np.convolve(total, per)[:j]
+        out.append(total.sum())
+    return np.array(out)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("j, c", [(1, 1), (1, 4), (7, 2), (500, 1), (500, 7), (2000, 25), (6000, 3)])
+def test_the_last_start_counts_only_the_window_that_carries_mass(j, c, k):
+    # around the transition (c containers have done about j tasks) and far from it on both sides
+    centre = j * k / c
+    means = np.concatenate([np.linspace(max(centre - 6 * np.sqrt(centre) - 5, 1e-3), centre + 6 * np.sqrt(centre) + 5,
+                                        40), [centre / 4 + 1e-3, 3 * centre + 50]])
+    assert _fewer_done(j, c, k, means) == pytest.approx(fewer_done_by_hand(j, c, k, means), abs=1e-12)
+
+
+def test_a_phase_of_a_million_tasks_is_within_its_bounds():
+    # only the counts' window is convolved (a window of the whole count took minutes at this size)
+    result = job_alone(one_phase(1_000_000, 100, 4, mean=10.0))
+    assert result.low <= result.mean <= result.high
+    # tau is about n/c task times (9999 waves), then the longest of the last 100 running
+    assert 1_000_000 * 10.0 / 100 < result.mean < 1_000_000 * 10.0 / 100 + 40
 
 
 @pytest.mark.parametrize("k", [2, 5, 10, 20])

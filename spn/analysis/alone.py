@@ -144,15 +144,64 @@ def _last_start_cdf(j: int, c: int, shape: int, rate: float, grid: np.ndarray) -
     spread = 12 * np.sqrt(j * shape / c) / rate + 20 * shape / rate
     inside = (grid > max(0.0, centre - spread)) & (grid < centre + spread)
     cdf[grid >= centre + spread] = 1.0
-    points = grid[inside]
-    for chunk in np.array_split(np.arange(points.size), max(1, points.size * j // 2_000_000 + 1)):
-        t = points[chunk][:, None]
-        edges = np.arange(j + 1)[None, :] * shape  # done >= m tasks <=> P >= m k
-        below = stats.poisson.cdf(edges - 1, rate * t)  # P(P_i < m k), m = 0..j
-        per_container = np.diff(below, axis=1)  # P(done = m), m = 0..j-1 (done >= j is not needed)
-        total = _power_truncated(per_container, c)
-        cdf[np.flatnonzero(inside)[chunk]] = 1.0 - total.sum(axis=1)
+    rows = np.flatnonzero(inside)
+    per_chunk = max(LAST_START_ROWS, 2_000_000 // j)  # few tasks: the counts are narrow anyway, take many rows
+    for chunk in np.array_split(rows, max(1, -(-rows.size // per_chunk))):
+        cdf[chunk] = 1.0 - _fewer_done(j, c, shape, rate * grid[chunk])
     return np.clip(cdf, 0.0, 1.0)
+
+
+#: grid points whose task counts are convolved together (they share one window of counts), at least
+LAST_START_ROWS = 8
+#: sums of task counts are kept within this many standard deviations of their means (plus as many counts)
+WINDOW_SD = 40
+
+
+def _fewer_done(j: int, c: int, shape: int, phases_mean: np.ndarray) -> np.ndarray:
+    """P(sum of c i.i.d. floor(P_i / k) < j), P_i ~ Poisson(``phases_mean``), for each of the means.
+
+    A sum of m containers' counts is (nearly) all within ``WINDOW_SD`` standard deviations of its mean:
+    each partial sum of the convolution is kept to that window (and below j, which is all that is
+    asked). The mass left out is below 1e-100; a phase of n tasks costs about sqrt(n) per grid point
+    instead of n.
+    """
+    lam_low, lam_high = phases_mean.min(), phases_mean.max()
+    mean_low, mean_high = lam_low / shape - 1, lam_high / shape
+    sd = np.sqrt(lam_high) / shape + 1  # a count's sd is at most its phases' over k, plus the rounding
+
+    def window(m: int) -> tuple[int, int]:
+        """Counts [low, high) that a sum of m containers' counts takes, in all but 1e-100 of its mass."""
+        reach = WINDOW_SD * (np.sqrt(m) * sd + 1)
+        return max(0, int(m * mean_low - reach)), min(j, int(m * mean_high + reach) + 1)
+
+    low, high = window(c)
+    if low >= j:
+        return np.zeros(phases_mean.size)
+    if high < j:
+        return np.ones(phases_mean.size)
+    lo, hi = window(1)
+    edges = np.arange(lo, hi + 1)[None, :] * shape  # done >= m tasks <=> P >= m k
+    below = stats.poisson.cdf(edges - 1, phases_mean[:, None])  # P(P_i < m k), m = lo..hi
+    one = (lo, np.diff(below, axis=1), 1)  # P(done = m), m = lo..hi-1
+
+    def add(x, y):
+        """The law of the sum of two independent partial sums, kept to its window."""
+        (ox, a, mx), (oy, b, my) = x, y
+        width = a.shape[1] + b.shape[1] - 1
+        size = 1 << int(np.ceil(np.log2(max(width, 1))))
+        total = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:, :width].clip(min=0.0)
+        first, last = window(mx + my)
+        first, last = max(first, ox + oy), min(last, ox + oy + width)
+        return first, total[:, first - ox - oy:max(first, last) - ox - oy], mx + my
+
+    result, base, power = None, one, c
+    while power:
+        if power & 1:
+            result = base if result is None else add(result, base)
+        power >>= 1
+        if power:
+            base = add(base, base)
+    return result[1].sum(axis=1)
 
 
 def _group_time_cdfs(members, containers: int, grid: np.ndarray) -> list[np.ndarray]:
@@ -203,24 +252,6 @@ def _merge_siblings(dag: nx.DiGraph, tasks: dict, containers: int) -> tuple[nx.D
             del groups[m]
         groups[name] = sorted(members)
     return merged, groups
-
-
-def _power_truncated(pmf: np.ndarray, power: int) -> np.ndarray:
-    """Row-wise ``power``-fold convolution of the pmfs, keeping the first ``pmf.shape[1]`` terms."""
-    width = pmf.shape[1]
-    size = 1 << int(np.ceil(np.log2(2 * width)))
-
-    def times(a, b):
-        return np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:, :width].clip(min=0.0)
-
-    result, base = None, pmf
-    while power:
-        if power & 1:
-            result = base if result is None else times(result, base)
-        power >>= 1
-        if power:
-            base = times(base, base)
-    return result
 
 
 def _residual_cdf(shape: int, rate: float, grid: np.ndarray) -> np.ndarray:
