@@ -2,6 +2,7 @@
 
 - :mod:`~spn.fit.erlang`: Erlang laws fitted to task durations;
 - :mod:`~spn.fit.scaling`: phases pooled over runs, or scaled to another input size;
+- :mod:`~spn.fit.order`: how much shorter a stage ran in its launch order than in random orders;
 - :mod:`~spn.fit.logs`: :func:`fit_logs`, logs -> a :class:`FittedModel` (the description);
 - :mod:`~spn.fit.write`: :func:`write_model`, the model as commented YAML or JSON.
 

@@ -40,6 +40,7 @@ import numpy as np
 
 from spn.exceptions import LogFormatError, ModelError
 from spn.fit.erlang import PhaseFit, fit_phase, fit_pooled
+from spn.fit.order import order_effect, order_note
 from spn.logs.records import JobRecord, Run, StageRecord
 from spn.logs.sizes import format_size
 
@@ -92,10 +93,24 @@ def pooled_template(runs: list[Run], *, method: str, max_shape: int) -> Template
             # repetitions of one configuration: one law, so the raw durations are pooled as they are
             phase_fit = fit_phase(np.concatenate([np.asarray(g, dtype=float) for g in groups]), method=method,
                                   max_shape=max_shape)
+            note = _order_note(runs, j, k)
             stages.append(FittedPhase(_phase_name(stage), "stage", stage.tasks, phase_fit, stage.stage_ids,
-                                      stage.name, len(groups)))
+                                      stage.name, len(groups), notes=(note,) if note else ()))
         jobs.append((job, stages, [run.jobs[j].delay for run in runs]))
     return Template(jobs, [run.end_delay for run in runs])
+
+
+def _order_note(runs: list[Run], j: int, k: int) -> str | None:
+    """The note on stage ``k`` of job ``j`` when its tasks' launch order shortened it (:mod:`spn.fit.order`).
+
+    Only Spark logs list a stage's tasks in launch order, and only a run as measured has its own order
+    (a what-if run's tasks come from the pilot's order on other slots)."""
+    measured = [run for run in runs if run.framework == "spark" and run.containers
+                and not run.containers_how.startswith("what-if")]
+    if not measured or len({run.containers for run in measured}) != 1:
+        return None
+    effects = [order_effect(run.jobs[j].stages[k].durations, run.containers) for run in measured]
+    return order_note(effects, measured[0].containers)
 
 
 def scaled_template(runs: list[Run], target: int, *, method: str, max_shape: int) -> Template:
