@@ -54,12 +54,16 @@ def test_the_fitted_stage_carries_the_note_with_both_times():
 @pytest.mark.parametrize("run, why", [
     (spark_run([2.0] * 8), "equal tasks: every order is the same"),
     (spark_run([x / 100 for x in MIDDLE_HEAVY]), "the effect is under a second"),
-    (spark_run(MIDDLE_HEAVY, how="what-if: 1 executor(s) x 2 core(s) on 1 host(s)"),
-     "a what-if run's order is the pilot's, on other slots"),
     (spark_run(MIDDLE_HEAVY, slots=None), "no slot count to replay on"),
 ])
 def test_no_note_where_the_order_says_nothing(run, why):
     assert pooled_template([run], method="mle", max_shape=10).jobs[0][1][0].notes == (), why
+
+
+def test_no_note_on_tasks_carried_to_another_configuration():
+    # a what-if run's tasks keep the pilot's order, which it had on the pilot's slots
+    carried = pooled_template([spark_run(MIDDLE_HEAVY)], method="mle", max_shape=10, as_run=False)
+    assert carried.jobs[0][1][0].notes == ()
 
 
 def test_the_note_is_the_mean_over_the_runs():
@@ -67,6 +71,17 @@ def test_the_note_is_the_mean_over_the_runs():
     assert order_note([(100.0, 104.0), (100.0, 105.0)], 2) is None      # 4.5 s, but +4.5 %
     assert "takes 107 s, 7 % longer" in order_note([(100.0, 104.0), (100.0, 110.0)], 2)
     assert "takes 120 s, 20 % longer" in order_note([None, (100.0, 120.0)], 2)   # a run without slots aside
+
+
+@pytest.mark.skipif(not (Q26_E24 and Q26_E3), reason=f"no lundstrom Q26 logs under {DATA}")
+def test_a_what_if_fit_notes_no_order(tmp_path):
+    out = tmp_path / "e24.yaml"
+    assert main(["fit", *map(str, Q26_E3), "--what-if", "spark.executor.instances=24", "-o", str(out)]) == 0
+    assert "order they ran in" not in out.read_text()
+    # the pilot's own configuration is its measured run: its order is replayed
+    same = tmp_path / "e24-as-run.yaml"
+    assert main(["fit", *map(str, Q26_E24), "--what-if", "spark.executor.instances=24", "-o", str(same)]) == 0
+    assert "order they ran in: replayed on 48 slots" in same.read_text()
 
 
 @pytest.mark.skipif(not (Q26_E24 and Q26_E3), reason=f"no lundstrom Q26 logs under {DATA}")

@@ -159,7 +159,9 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         template = scaled_template(runs, target, method=method, max_shape=max_shape)
         check_distinct(zip(paths, [run.digest for run in runs]))
     else:
-        template = pooled_template(runs, method=method, max_shape=max_shape)
+        # a what-if run's tasks are the pilot's, in its order on other slots: their order says nothing
+        as_run = all(w.target == w.pilot for w in what_ifs)
+        template = pooled_template(runs, method=method, max_shape=max_shape, as_run=as_run)
     model = _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
                       think_how=think_how, users=users, containers=containers, max_shape=max_shape,
                       empirical=empirical, delays=delays, method=method, name=name, notes=notes,

@@ -74,8 +74,11 @@ class Template(NamedTuple):
     end_delays: list[float]
 
 
-def pooled_template(runs: list[Run], *, method: str, max_shape: int) -> Template:
+def pooled_template(runs: list[Run], *, method: str, max_shape: int, as_run: bool = True) -> Template:
     """Phases for runs of one structure: samples pooled per stage position.
+
+    ``as_run``: the runs' tasks are listed as they ran (not carried to another configuration), so a stage's
+    launch order can be replayed (:mod:`spn.fit.order`).
 
     Raises :class:`~spn.exceptions.LogFormatError` when the runs differ in
     jobs, stages, task counts or DAG, or a stage has no successful task.
@@ -93,7 +96,7 @@ def pooled_template(runs: list[Run], *, method: str, max_shape: int) -> Template
             # repetitions of one configuration: one law, so the raw durations are pooled as they are
             phase_fit = fit_phase(np.concatenate([np.asarray(g, dtype=float) for g in groups]), method=method,
                                   max_shape=max_shape)
-            note = _order_note(runs, j, k)
+            note = _order_note(runs, j, k) if as_run else None
             stages.append(FittedPhase(_phase_name(stage), "stage", stage.tasks, phase_fit, stage.stage_ids,
                                       stage.name, len(groups), notes=(note,) if note else ()))
         jobs.append((job, stages, [run.jobs[j].delay for run in runs]))
@@ -101,12 +104,9 @@ def pooled_template(runs: list[Run], *, method: str, max_shape: int) -> Template
 
 
 def _order_note(runs: list[Run], j: int, k: int) -> str | None:
-    """The note on stage ``k`` of job ``j`` when its tasks' launch order shortened it (:mod:`spn.fit.order`).
-
-    Only Spark logs list a stage's tasks in launch order, and only a run as measured has its own order
-    (a what-if run's tasks come from the pilot's order on other slots)."""
-    measured = [run for run in runs if run.framework == "spark" and run.containers
-                and not run.containers_how.startswith("what-if")]
+    """The note on stage ``k`` of job ``j`` when its tasks' launch order shortened it (:mod:`spn.fit.order`);
+    only Spark logs list a stage's tasks in launch order."""
+    measured = [run for run in runs if run.framework == "spark" and run.containers]
     if not measured or len({run.containers for run in measured}) != 1:
         return None
     effects = [order_effect(run.jobs[j].stages[k].durations, run.containers) for run in measured]
