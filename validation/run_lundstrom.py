@@ -106,7 +106,7 @@ def baseline_predictions(pilots: list[Path], targets: list[int]) -> dict[str, di
 
 def own_logs(data: Path, measured) -> list[str]:
     """Table C: per configuration, spn fitted from that configuration's own logs (no what-if rule)."""
-    from spn.logs.spark import read_spark_log
+    from spn.baselines import reference_run
 
     lines = ["| query | executors (cores) | the logs' own times | spn from them | vs their own times | "
              "measured mean (runs) | spn vs the mean | the logs vs the mean |",
@@ -114,8 +114,7 @@ def own_logs(data: Path, measured) -> list[str]:
     for query in QUERIES:
         for executors in sorted(e for q, e in measured if q == query):
             own = logs(data, query, executors)
-            apps = [read_spark_log(p) for p in own]
-            times = [(app.end_ms - app.start_ms) / 1000.0 for app in apps]
+            times = [reference_run(p).seconds for p in own]
             fitted = spn_predictions(own, [executors])[executors][0]
             mean, _, runs = measured[(query, executors)]
             lines.append(f"| {query.upper()} | {executors} ({executors * CORES_PER_EXECUTOR}) | "
@@ -131,7 +130,7 @@ def shuffle_evidence(data: Path) -> list[str]:
     draws a stage's task times independently: the random orders are what it sees)."""
     from collections import Counter
 
-    from spn.baselines.sparklens import greedy_makespan
+    from spn.fit.order import order_effect
     from spn.logs.spark import read_spark_log
     from spn.logs.spark_stages import successful_tasks
     from spn.logs.task_profile import task_parts
@@ -140,7 +139,6 @@ def shuffle_evidence(data: Path) -> list[str]:
               "remote fraction | cross-host MB/s per host | stage span s | replayed in launch order | "
               "replayed in random order |")
     lines = [header, "|---|---|---|---|---|---|---|---|---|---|---|"]
-    random = np.random.default_rng(0)
     for path in sorted(data.glob("*.json.gz")):
         app = read_spark_log(path)
         executors = Counter(e.host for e in app.executors if e.executor_id != "driver")
@@ -152,13 +150,12 @@ def shuffle_evidence(data: Path) -> list[str]:
         cross = sum(t.shuffle_read_bytes * (1 - executors[t.host] / total) for t in tasks)
         span = (max(t.finish_ms for t in tasks) - min(t.launch_ms for t in tasks)) / 1000
         times = [p.wall for _, p in sorted(zip(tasks, parts), key=lambda tp: tp[0].launch_ms)]
-        slots = total * CORES_PER_EXECUTOR
-        shuffled = np.mean([greedy_makespan(random.permutation(times), slots) for _ in range(100)])
+        in_order, shuffled = order_effect(times, total * CORES_PER_EXECUTOR)  # as spn fit replays a stage
         lines.append(f"| {path.name.split('_application')[0]} {path.name.split('_')[-1][:4]} | {total} on "
                      f"{len(executors)} | {stage}: {len(tasks)} | {np.mean([p.wall for p in parts]):.1f} | "
                      f"{np.mean([p.fetch_wait for p in parts]):.1f} | {np.mean([p.compute for p in parts]):.1f} | "
                      f"{remote / read:.3f} | {cross / 1e6 / span / len(executors):.1f} | {span:.1f} | "
-                     f"{greedy_makespan(times, slots):.1f} | {shuffled:.1f} |")
+                     f"{in_order:.1f} | {shuffled:.1f} |")
     return lines
 
 
