@@ -14,7 +14,7 @@ def register(commands) -> None:
         "solve",
         help="solve a model description (exactly, or by simulation past the state budget)",
         description="Solve a model description and report the mean execution time: exactly as a CTMC when "
-                    "its chain fits --max-states, otherwise by simulation to a 95 %% confidence interval "
+                    "its chain fits --max-states, otherwise by simulation to a 95 % confidence interval "
                     "(the output says which).",
     )
     _args.add_model(solve)
