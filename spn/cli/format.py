@@ -243,7 +243,10 @@ def format_comparison(result: dict) -> str:
               "utilization": "utilisation"}
     engines = list(result["simulations"])
     level = next(iter(result["simulations"].values()))["confidence"] if engines else 0.95
-    table = [["measure", "analytic"] + [f"{e} simulation ({100 * level:g}% CI)" for e in engines]]
+    pooled = result.get("pool_finished_tasks")
+    explained = result.get("explained", {})
+    table = [["measure", "analytic"] + [f"{e} simulation{', pooled' if pooled and e == 'cluster' else ''} "
+                                        f"({100 * level:g}% CI)" for e in engines]]
     def label(measure):     # "classes.etl.throughput" -> "class etl: throughput (jobs/s)"
         if measure in labels:
             return labels[measure]
@@ -255,7 +258,7 @@ def format_comparison(result: dict) -> str:
         line = [label(measure), "n/a" if row["analytic"] is None else f"{row['analytic']:.6g}"]
         for e in engines:
             cell = row[e]
-            mark = " *" if cell["contains_analytic"] is False else ""
+            mark = "" if cell["contains_analytic"] is not False else " ~" if e in explained else " *"
             line.append(f"{_interval(cell['value'], cell['ci_low'], cell['ci_high'])}{mark}")
         table.append(line)
     lines = [f"model {result['model']}"]
@@ -267,9 +270,17 @@ def format_comparison(result: dict) -> str:
     for engine, sim in result["simulations"].items():
         lines.append(f"{engine}: {sim['replications']} replications, {sim['events']:,} events, "
                      f"{sim['seconds']:.2f} s")
+    lines += [f"models: {note}" for note in result.get("notes", ())]
     if result["flags"]:
         lines.append("* analytic value outside the simulation interval:")
         lines += [f"  {flag}" for flag in result["flags"]]
+    # the reason once, then its flags: every explained flag of an engine ends with the same reason
+    for reason in dict.fromkeys(explained.values()):
+        flags = [flag.removesuffix(f": {reason}") for flag in result.get("explained_flags", ())
+                 if flag.endswith(f": {reason}")]
+        if flags:
+            lines.append(f"~ analytic value outside the interval, explained: {reason}:")
+            lines += [f"  {flag}" for flag in flags]
     lines.append(f"seed {result['seed']}")
     return "\n".join(lines)
 
