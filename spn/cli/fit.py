@@ -62,7 +62,8 @@ def _register_fit(commands) -> None:
     fit.add_argument("--think-time", type=_args.positive_float, metavar="Z",
                      help="mean think time in seconds (default: estimated with --per-query)")
     fit.add_argument("--users", type=_args.positive_int, metavar="N",
-                     help="users in the model (default: the users seen with --per-query, else 1)")
+                     help="users in the model (default: the users seen with --per-query, else 1); more than one "
+                     "needs --think-time unless --per-query measures it")
     fit.add_argument("--containers", type=_args.positive_int, metavar="C",
                      help="containers in the model (default: the executor cores the log saw)")
     fit.add_argument("--stage-groups", action="store_true",
@@ -104,8 +105,14 @@ def run_fit(args) -> int:
     write_model(model, args.out, force=args.force)
     desc = model.description
     delays = sum(1 for name in model.phase_notes if name.startswith("driver-"))
+    from spn.description.model import THINK_TIME_PLACEHOLDER
+
+    # the placeholder is right for this one user only: say so where the user looks first
+    placeholder = (f" (think time {desc['workload']['think_time']:g} s: a placeholder, give "
+                   "--set workload.think_time=SECONDS with more users)"
+                   if THINK_TIME_PLACEHOLDER in desc["reference"] else "")
     print(f"wrote {args.out}: {len(desc['phases'])} phases ({len(desc['phases']) - delays} stage, {delays} delay), "
-          f"{desc['cluster']['containers']} containers, {desc['workload']['users']} user(s); "
+          f"{desc['cluster']['containers']} containers, {desc['workload']['users']} user(s){placeholder}; "
           f"next: spn solve {args.out}" + ("" if not args.empirical else f" / spn simulate {args.out}"))
     return 0
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["Workload", "Cluster", "Scheduler", "Phase", "QueryClass", "Queue", "Description", "DISTRIBUTIONS",
            "LAW_PARAMETER", "POLICIES", "NET_POLICIES", "QUEUE_POLICIES", "require_net_policy", "job_classes",
-           "queues_of", "require_single_class"]
+           "queues_of", "require_single_class", "THINK_TIME_PLACEHOLDER"]
 
 #: the task-time laws a phase may name in ``distribution``
 DISTRIBUTIONS = ("erlang", "exponential", "deterministic", "uniform", "lognormal", "empirical")
@@ -34,6 +34,11 @@ QUEUE_POLICIES = ("fifo", "fair")
 
 #: the policies the net simulator models (``spn solve`` solves every policy: spn.models.jobs)
 NET_POLICIES = ("gate",)
+
+#: the ``reference`` key where ``spn fit`` records the think time it wrote as a placeholder (right for
+#: one user only, where Z does not change R); ``--set workload.think_time=...`` removes it
+#: (spn.description.overrides), and spn.pipeline.notices refuses it for several users
+THINK_TIME_PLACEHOLDER = "think_time_placeholder"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 
+from spn.description.model import THINK_TIME_PLACEHOLDER
 from spn.description.text import did_you_mean, kind, one_line, parse_yaml, show
 from spn.description.validate import _listing, _quoted, shared_schema
 from spn.exceptions import ModelError
@@ -49,6 +50,8 @@ def apply_overrides(data: dict, overrides) -> dict:
             _apply_override(result, text)
         except _OverrideProblem as problem:
             problems.append(str(problem))
+        else:
+            _forget_placeholder(result, text)
     if problems:
         raise ModelError(problems)
     return result
@@ -114,6 +117,17 @@ def _apply_override(root: dict, text: str) -> None:
         else:
             raise _OverrideProblem(text, f"{here} is {show(node)}, not a mapping, so it has no {_quoted(key)}")
         node, node_schema = node[index], child_schema
+
+
+def _forget_placeholder(root: dict, text: str) -> None:
+    """A think time given with --set is the user's, so the fit's placeholder mark goes (even for 1.0 s).
+
+    >>> data = {"workload": {"think_time": 1.0}, "reference": {"think_time_placeholder": 1.0}}
+    >>> apply_overrides(data, ["workload.think_time=1.0"])["reference"]
+    {}
+    """
+    if text.partition("=")[0].strip() == "workload.think_time" and isinstance(root.get("reference"), dict):
+        root["reference"].pop(THINK_TIME_PLACEHOLDER, None)
 
 
 def _list_index(items: list, key: str):

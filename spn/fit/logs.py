@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
+from spn.description.model import THINK_TIME_PLACEHOLDER
 from spn.exceptions import LogFormatError, ModelError
 from spn.limits import MAX_PHASES
 from spn.fit.erlang import fit_delay, phase_description
@@ -74,6 +75,10 @@ MIN_DELAY_S = 0.001
 #: significant digits of the numbers written into a model
 _DIGITS = 6
 
+#: the think time (s) written when no log says one and one user is modelled: with one user Z does
+#: not change R; ``reference.think_time_placeholder`` marks it (spn.pipeline.notices refuses it for N > 1)
+PLACEHOLDER_THINK_TIME = 1.0
+
 
 def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int = 10, method: str = "mle",
              empirical: bool = False, think_time: float | None = None, users: int | None = None,
@@ -86,7 +91,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     ``empirical=True`` writes the measured samples (``distribution:
     empirical``) for ``spn simulate`` instead of Erlang laws; ``think_time``
     overrides the estimate (required when none can be made and more than one
-    user is asked for); ``users`` defaults to the users seen (per query) or 1;
+    user is asked for: a :class:`~spn.exceptions.ModelError` otherwise; with one
+    user :data:`PLACEHOLDER_THINK_TIME` is written and marked in ``reference``); ``users`` defaults to the users seen (per query) or 1;
     ``containers`` overrides the cores read from the log; ``warmup_runs``
     (per query) leaves out the first runs of the query in each log. A log given
     twice (the same file, or a copy of it) is a :class:`~spn.exceptions.LogFormatError`.
@@ -109,6 +115,12 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         raise ModelError("what-if predictions start from whole-application logs of one configuration: they "
                          "cannot be combined with per-query fitting or a two-log input size (use input-size=)",
                          option="what_if")
+    if not per_query and think_time is None and users is not None and users > 1:
+        # without --per-query no log says how long a user thinks, and with several users Z changes R
+        raise ModelError(f"{users} users need a think time: the logs give none without --per-query (one "
+                         "repeated query); give the mean pause between a user's jobs in seconds",
+                         option="think_time")
+    placeholder = not per_query and think_time is None
     notes = []
     what_ifs = []
     if per_query:
@@ -138,7 +150,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         runs = [w.run for w in what_ifs]
         check_distinct(zip(paths, [run.digest for run in runs]))
         think_how = "given (--think-time)" if think_time is not None else "placeholder (1 user)"
-        think_time = 1.0 if think_time is None else think_time
+        think_time = PLACEHOLDER_THINK_TIME if think_time is None else think_time
         users = users or 1
     else:
         runs = [load_runs(p, allow_incomplete=allow_incomplete, stage_groups=stage_groups) for p in paths]
@@ -149,8 +161,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
             raise LogFormatError("the logs mix Spark event logs and MapReduce job histories: fit them apart")
         think_how = "given (--think-time)" if think_time is not None else (
             "placeholder: with 1 user the think time does not change the mean execution time; "
-            "set it for several users")
-        think_time = 1.0 if think_time is None else think_time
+            "set it for several users (--set workload.think_time=SECONDS)")
+        think_time = PLACEHOLDER_THINK_TIME if think_time is None else think_time
         users = users or 1
     for run in runs:
         for note in run.notes:
@@ -165,7 +177,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     model = _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
                       think_how=think_how, users=users, containers=containers, max_shape=max_shape,
                       empirical=empirical, delays=delays, method=method, name=name, notes=notes,
-                      input_size=target)
+                      input_size=target, placeholder=placeholder)
     return with_what_if(model, what_ifs, changes) if changes else model
 
 
@@ -180,7 +192,7 @@ def _what_if(path: Path, changes, *, allow_incomplete: bool, stage_groups: bool)
 
 
 def _describe(runs, template, *, paths, per_query, think_time, think_how, users, containers, max_shape,
-              empirical, delays, method, name, notes, input_size) -> FittedModel:
+              empirical, delays, method, name, notes, input_size, placeholder=False) -> FittedModel:
     """The description of ``template`` (phases, delay phases, edges, cluster, workload), with its provenance."""
     jobs, end_delays = template
     first = runs[0]
@@ -266,7 +278,7 @@ def _describe(runs, template, *, paths, per_query, think_time, think_how, users,
     if not description["edges"]:
         del description["edges"]
     description["reference"] = _reference(runs, paths=paths, per_query=per_query, input_size=input_size,
-                                          think_time=think_time, provenance=provenance)
+                                          think_time=think_time, provenance=provenance, placeholder=placeholder)
     header = _header(runs, paths=paths, per_query=per_query, input_size=input_size, max_shape=max_shape,
                      method=method, empirical=empirical, delays=delays, containers_how=containers_how,
                      think_how=think_how, phases=phases)
@@ -324,7 +336,7 @@ def _phase_provenance(phase: FittedPhase) -> dict:
     return entry
 
 
-def _reference(runs, *, paths, per_query, input_size, think_time, provenance) -> dict:
+def _reference(runs, *, paths, per_query, input_size, think_time, provenance, placeholder=False) -> dict:
     """The ``reference`` section: the logs, what was measured in them, and each phase's provenance."""
     reference = {"fitted_by": "spn fit", "logs": [str(p) for p in paths]}
     spans = [run.span for run in runs if run.span is not None]
@@ -340,6 +352,8 @@ def _reference(runs, *, paths, per_query, input_size, think_time, provenance) ->
     else:
         reference["measured_execution_time_s"] = [None if run.span is None else _round(run.span) for run in runs]
         reference["input_bytes"] = [int(run.input_bytes) for run in runs]
+    if placeholder:
+        reference[THINK_TIME_PLACEHOLDER] = _round(think_time)
     reference["phases"] = provenance
     return reference
 
