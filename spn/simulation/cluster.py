@@ -56,7 +56,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -72,7 +72,9 @@ class ClusterReplication:
     ``response_sum`` is the sum of the execution times (submission to end) of the
     ``completions`` jobs that ended in the window, ``busy_area`` the integral of
     busy containers, ``jobs_in_system_area`` the integral of submitted, unfinished
-    jobs. ``events`` counts think ends and task ends of the whole run.
+    jobs. ``events`` counts think ends and task ends of the whole run. ``job_times``: the
+    execution times of those ``completions`` jobs in the order they ended, when the run was
+    asked for them (``run(..., job_times=True)``), else None.
     """
 
     start: float
@@ -83,6 +85,8 @@ class ClusterReplication:
     jobs_in_system_area: float
     events: int
     seconds: float
+    # keyword-only: QueueReplication adds fields without defaults after these
+    job_times: np.ndarray | None = field(default=None, kw_only=True, compare=False, repr=False)
 
 
 class _Job:
@@ -132,7 +136,8 @@ class ClusterSimulator:
     measures what that assumption changes. It goes with the net's policy, ``gate``.
 
     ``response_times``: set it to a list to have every measured job's execution time
-    appended to it (the distribution behind the mean: percentiles to check the exact ones).
+    appended to it (the distribution behind the mean: percentiles to check the exact ones);
+    ``run(..., job_times=True)`` returns them with the replication instead.
 
     A description with query classes and queues is :class:`~spn.simulation.queues.QueueSimulator`'s.
     """
@@ -190,17 +195,18 @@ class ClusterSimulator:
         return order[-1]
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
-            deadline: float | None = None) -> ClusterReplication:
+            deadline: float | None = None, job_times: bool = False) -> ClusterReplication:
         """Simulate until ``warmup + length`` jobs ended; measure over the last ``length``.
 
         ``seed`` is an int, a :class:`numpy.random.Generator` or None; ``deadline``, a
         :func:`time.perf_counter` instant, stops the run when the clock passes it
-        (:class:`SimulationTimeout`).
+        (:class:`SimulationTimeout`). ``job_times=True`` keeps each measured job's execution
+        time (``ClusterReplication.job_times``).
         """
         if length < 1:
             raise ModelError("length must be at least one job")
         if self.policy != "gate":
-            return self._run_by_job(seed, warmup, length, max_events, deadline)
+            return self._run_by_job(seed, warmup, length, max_events, deadline, job_times)
         rng = np.random.default_rng(seed)
         expo = stream(rng.standard_exponential)
         unif = stream(rng.random)
@@ -240,7 +246,7 @@ class ClusterSimulator:
         stop = warmup + length
         window_start = 0.0 if warmup == 0 else -1.0
         response_sum = 0.0
-        record = self.response_times
+        record = [] if job_times else self.response_times
         busy_area = 0.0
         jobs_area = 0.0
         last = 0.0
@@ -331,9 +337,16 @@ class ClusterSimulator:
             start=window_start, duration=t - window_start, completions=ended - warmup,
             response_sum=response_sum, busy_area=busy_area, jobs_in_system_area=jobs_area,
             events=events, seconds=time.perf_counter() - started,
+            job_times=self._kept(record) if job_times else None,
         )
 
-    def _run_by_job(self, seed, warmup, length, max_events, deadline) -> ClusterReplication:
+    def _kept(self, record: list) -> np.ndarray:
+        """The job times a ``job_times=True`` run recorded, also handed to ``response_times`` if set."""
+        if self.response_times is not None:
+            self.response_times.extend(record)
+        return np.array(record, dtype=float)
+
+    def _run_by_job(self, seed, warmup, length, max_events, deadline, job_times=False) -> ClusterReplication:
         """:meth:`run` for the ``fifo`` and ``fair`` policies: containers go to jobs, not phases.
 
         ``ready`` holds the jobs with waiting tasks. ``fifo``: entries ``(seq, job)``, so
@@ -378,7 +391,7 @@ class ClusterSimulator:
         stop = warmup + length
         window_start = 0.0 if warmup == 0 else -1.0
         response_sum = 0.0
-        record = self.response_times
+        record = [] if job_times else self.response_times
         busy_area = 0.0
         jobs_area = 0.0
         last = 0.0
@@ -471,4 +484,5 @@ class ClusterSimulator:
             start=window_start, duration=t - window_start, completions=ended - warmup,
             response_sum=response_sum, busy_area=busy_area, jobs_in_system_area=jobs_area,
             events=events, seconds=time.perf_counter() - started,
+            job_times=self._kept(record) if job_times else None,
         )

@@ -145,12 +145,13 @@ class CompiledClusterSimulator:
         self._pending = self.users + min(self.containers, self.users * sum(plain.tasks))
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
-            deadline: float | None = None) -> ClusterReplication:
+            deadline: float | None = None, job_times: bool = False) -> ClusterReplication:
         """Simulate until ``warmup + length`` jobs ended; measure over the last ``length``.
 
         As :meth:`ClusterSimulator.run`: ``seed`` is an int, a :class:`numpy.random.Generator`
         (its stream goes on) or None; past ``max_events`` events, :class:`SpnError`; past
-        ``deadline`` (a :func:`time.perf_counter` instant), :class:`SimulationTimeout`.
+        ``deadline`` (a :func:`time.perf_counter` instant), :class:`SimulationTimeout`;
+        ``job_times=True`` keeps each measured job's execution time (8 bytes a job).
         """
         if length < 1:
             raise ModelError("length must be at least one job")
@@ -160,7 +161,7 @@ class CompiledClusterSimulator:
 
         started = time.perf_counter()
         rng = np.random.default_rng(seed)
-        state = self._start(kernel, rng, int(warmup), int(length))
+        state = self._start(kernel, rng, int(warmup), int(length), bool(job_times))
         si, sf = state[3], state[4]
         limit = (1 << 62) if max_events is None else int(max_events)
         budget = FIRST_BUDGET
@@ -187,9 +188,10 @@ class CompiledClusterSimulator:
             start=float(window_start), duration=float(t - window_start),
             completions=int(si[kernel.ENDED]) - int(warmup), response_sum=float(sf[kernel.RESPONSE_SUM]),
             busy_area=float(sf[kernel.BUSY_AREA]), jobs_in_system_area=float(sf[kernel.JOBS_AREA]),
-            events=int(si[kernel.EVENTS]), seconds=time.perf_counter() - started)
+            events=int(si[kernel.EVENTS]), seconds=time.perf_counter() - started,
+            job_times=state[-1] if job_times else None)
 
-    def _start(self, kernel, rng, warmup, length):
+    def _start(self, kernel, rng, warmup, length, job_times=False):
         """The arguments of ``kernel.advance`` after ``rng``: every user thinking, every container free."""
         N, P = self.users, len(self._tables[0])
         gate = self.policy == "gate"
@@ -218,7 +220,8 @@ class CompiledClusterSimulator:
         # fifo, fair: the heap of jobs with waiting tasks, and each job's place in it (-1: none)
         ready = (np.zeros(n_job, np.int64), np.full(n_job, -1, np.int64))
         cands = np.zeros(P, np.int64)
-        return config, float(self.think_time), self._tables, si, sf, heap, jobs, queues, ready, cands
+        times = np.zeros(length if job_times else 0)    # empty: the kernel records nothing
+        return config, float(self.think_time), self._tables, si, sf, heap, jobs, queues, ready, cands, times
 
 
 _marked = False

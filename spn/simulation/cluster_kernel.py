@@ -166,9 +166,11 @@ def ready_fix(ready, pos, n, i, running, jseq, fair):
 
 # --------------------------------------------------------------------------- the loop
 @_compiled
-def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap, cands, budget, max_events):
+def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap, cands, times, budget,
+            max_events):
     """Runs the simulation on until it ends (DONE), ``budget`` units of work are done (MORE),
-    ``max_events`` events were taken (EVENT_LIMIT) or no event is pending (DEAD)."""
+    ``max_events`` events were taken (EVENT_LIMIT) or no event is pending (DEAD). ``times``
+    (empty, or one slot per measured job) receives the measured jobs' execution times."""
     # the tuples are unpacked once: unpacking in the loop would count references at every event
     tasks, n_preds, succ_ptr, succ, sources, priority, kind, law_a, law_b, emp_ptr, emp = tables
     submitted, jseq, preds_left, unfinished, waiting, sinks_left, running, phases, n_phases = jobs
@@ -292,6 +294,8 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                         si[ENDED] += 1
                         if si[ENDED] > warmup:
                             sf[RESPONSE_SUM] += t - submitted[u]
+                            if times.size:              # asked for: one slot per measured job
+                                times[si[ENDED] - warmup - 1] = t - submitted[u]
                         elif si[ENDED] == warmup:
                             sf[WINDOW_START] = t
                             sf[BUSY_AREA] = 0.0
