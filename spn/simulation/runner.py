@@ -124,6 +124,47 @@ class SimulationReport:
     classes: dict = field(default_factory=dict)
     #: queues: ``{name: {"utilization": Estimate, "capacity": ..., "max_capacity": ..., "policy": ...}}``
     queues: dict = field(default_factory=dict)
+    #: ``job_times=True``: per replication, the execution times of the jobs it measured (NumPy
+    #: arrays, in the order the jobs ended); None otherwise. Not in :meth:`as_dict`.
+    job_times: tuple | None = field(default=None, compare=False, repr=False)
+
+    def percentiles(self, qs, confidence: float | None = None) -> dict:
+        """``{q: Estimate}``: the execution time's percentiles ``qs`` (in (0, 100)) with their intervals.
+
+        One user: every job starts on an empty cluster, the jobs are i.i.d., and the interval is
+        the distribution-free order-statistic one; else sectioning over the replications
+        (:mod:`spn.simulation.quantiles`). Needs a run with ``job_times=True``.
+
+        >>> from spn.description import parse_description
+        >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
+        ...     "cluster": {"containers": 1},
+        ...     "phases": [{"name": "p", "tasks": 2, "task_time": 1.5, "distribution": "deterministic"}]})
+        >>> report = simulate_description(desc, seed=1, replications=2, jobs=20, job_times=True)
+        >>> report.percentiles([50, 99])[99].value, report.deadline_probability(2.9).value
+        (3.0, 0.0)
+        """
+        from spn.simulation.quantiles import quantile_estimates
+
+        return quantile_estimates(self._job_times(), qs, self.confidence if confidence is None else confidence,
+                                  independent=self._independent_jobs())
+
+    def deadline_probability(self, deadline: float, confidence: float | None = None) -> Estimate:
+        """P(execution time <= ``deadline``) with its interval (Clopper–Pearson for one user, else over
+        replications: :func:`spn.simulation.quantiles.probability_estimate`)."""
+        from spn.simulation.quantiles import probability_estimate
+
+        return probability_estimate(self._job_times(), deadline, self.confidence if confidence is None else confidence,
+                                    independent=self._independent_jobs())
+
+    def _job_times(self) -> tuple:
+        if self.job_times is None:
+            raise ModelError("this simulation kept no job execution times: run "
+                             "simulate_description(..., job_times=True) for percentiles and deadlines")
+        return self.job_times
+
+    def _independent_jobs(self) -> bool:
+        """One user, one class: each job starts on an empty cluster, so the jobs are i.i.d."""
+        return self.users == 1 and not self.classes
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn simulate --json`` (docs/design.md §5)."""
@@ -199,8 +240,14 @@ def default_run_length(desc) -> tuple[int, int]:
     return 2 * n + 10, max(200, 20 * n)
 
 
-def _net_runner(desc):
+def _net_runner(desc, job_times=None):
     from spn.models.dag import build
+
+    if job_times is not None:
+        raise ModelError("job_times: the net engine has no per-job execution times: its tokens pool the "
+                         "jobs of a phase (policy gate, docs/design.md §3.4), so one job's finished tasks "
+                         "can end another; use engine 'cluster' or 'compiled', which follow every job",
+                         option="job_times")
 
     require_single_class(desc, "the net engine", instead="spn simulate --engine cluster")
     require_net_policy(desc)
@@ -217,9 +264,10 @@ def _net_runner(desc):
     return run
 
 
-def _cluster_runner(desc, pool_finished_tasks=False, compiled=False):
+def _cluster_runner(desc, pool_finished_tasks=False, compiled=False, job_times=None):
     """One replication's row: (T, K, Σ R, ∫ busy, events, 0) and, with classes, (K_c, Σ R_c) per class
-    and ∫ containers held per queue. ``compiled``: the Numba engine (one class)."""
+    and ∫ containers held per queue. ``compiled``: the Numba engine (one class). ``job_times``: a
+    list to which each replication appends its jobs' execution times (one class)."""
     if compiled:
         if desc.classes:
             raise ModelError("the compiled engine simulates one class of jobs; use --engine cluster")
@@ -227,6 +275,10 @@ def _cluster_runner(desc, pool_finished_tasks=False, compiled=False):
 
         sim = CompiledClusterSimulator(desc)
     elif desc.classes:
+        if job_times is not None:
+            raise ModelError("job_times: execution-time percentiles are kept for one class of jobs; with "
+                             "query classes each class has its own law, which pooled times would mix",
+                             option="job_times")
         if pool_finished_tasks:
             raise ModelError("pool_finished_tasks reproduces the net, which models one class under policy gate")
         sim = QueueSimulator(desc)
@@ -243,7 +295,13 @@ def _cluster_runner(desc, pool_finished_tasks=False, compiled=False):
     def run(seed, warmup, jobs, deadline):
         rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline)
         return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
-    return run
+
+    def run_keeping_times(seed, warmup, jobs, deadline):
+        rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline, job_times=True)
+        job_times.append(rep.job_times)     # after the run: a replication cut by the deadline leaves none
+        return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
+    # a separate closure: the default path is the one it always was
+    return run if job_times is None else run_keeping_times
 
 
 #: where the per-class columns of a replication's row start (after T, K, Σ R, ∫ busy, events, firings)
@@ -288,7 +346,8 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
                          confidence: float = 0.95, rel_precision: float | None = 0.01,
                          max_replications: int = 2000, max_seconds: float | None = None,
                          jobs: int | None = None, warmup_jobs: int | None = None,
-                         pool_finished_tasks: bool = False, progress: bool = False) -> SimulationReport:
+                         pool_finished_tasks: bool = False, progress: bool = False,
+                         job_times: bool = False) -> SimulationReport:
     """Estimate mean execution time, throughput and utilisation of a description by simulation.
 
     ``engine`` is ``"net"`` (the application net, with each phase's task-time law),
@@ -306,6 +365,10 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     ``pool_finished_tasks=True`` (cluster engine only) counts finished tasks of a
     phase across jobs, as the net does (see :class:`ClusterSimulator`).
     ``progress=True`` writes a progress line on stderr if it is a terminal.
+    ``job_times=True`` keeps every measured job's execution time (``SimulationReport.job_times``,
+    8 bytes a job), for :meth:`SimulationReport.percentiles` and
+    :meth:`~SimulationReport.deadline_probability`; engines ``cluster`` and ``compiled``, one class
+    (the net pools jobs: a :class:`ModelError` says so). The stopping rule still looks at R only.
     """
     engine = default_engine(desc) if engine is None else engine
     if engine not in ENGINES:
@@ -337,7 +400,9 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
         raise ModelError("pool_finished_tasks applies to the cluster engine only")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
-    run = _net_runner(desc) if engine == "net" else _cluster_runner(desc, pool_finished_tasks, engine == "compiled")
+    times = [] if job_times else None
+    run = (_net_runner(desc, times) if engine == "net"
+           else _cluster_runner(desc, pool_finished_tasks, engine == "compiled", times))
     show = progress and sys.stderr.isatty()
     rows = []
     target = int(replications)
@@ -407,7 +472,7 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
         rel_precision=rel_precision or None, precision_met=met, jobs=int(jobs), warmup_jobs=int(warmup_jobs),
         events=int(data[:, 4].sum()), instant_firings=int(data[:, 5].sum()), seconds=seconds,
         seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
-        policy=desc.scheduler.policy,
+        policy=desc.scheduler.policy, job_times=None if times is None else tuple(times[:len(rows)]),
     )
 
 
