@@ -101,6 +101,22 @@ def warm_in_background(group: str = "explore") -> None:
         pass
 
 
+def wait_ready(group: str = "explore", *, until: float, message: str | None = None) -> bool:
+    """Wait for a background compilation of ``group`` until the :func:`time.perf_counter` value ``until``;
+    whether the kernels are ready. ``message`` is printed on stderr (a terminal only) while waiting.
+
+    >>> wait_ready(until=time.perf_counter()) in (True, False)
+    True
+    """
+    if message and sys.stderr.isatty() and not ready(group):
+        print(f"spn: {message}", file=sys.stderr, flush=True)
+    while not ready(group):
+        if time.perf_counter() >= until:
+            return False
+        time.sleep(0.2)
+    return True
+
+
 def warm(group: str = "explore") -> None:
     """Compile a group's kernels (or load them from Numba's cache), and record it."""
     if not ready(group):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from spn.cli import format_report, main
+from spn.pipeline.summary import format_distribution
 from spn.exceptions import StateSpaceLimitError
 from spn.description import schema
 
@@ -68,21 +69,19 @@ def assert_one_line_error(err):
 
 @pytest.fixture
 def fake_pipeline(monkeypatch):
-    """Replace ``spn.analysis.solve`` by a fake that records its calls and returns REPORT."""
-    calls = []
-    module = types.ModuleType("spn.analysis.solve")
+    """Replace :func:`spn.pipeline.evaluate` by a fake that records its calls and returns REPORT."""
+    import spn.pipeline
 
-    def solve_description(desc, **options):
-        calls.append((desc, options))
-        if module.fail is not None:
-            raise module.fail
+    fake = types.SimpleNamespace(fail=None, calls=[])
+
+    def evaluate(source, settings=(), **options):
+        fake.calls.append((source, list(settings), options))
+        if fake.fail is not None:
+            raise fake.fail
         return types.SimpleNamespace(as_dict=lambda: json.loads(json.dumps(REPORT)))
 
-    module.solve_description = solve_description
-    module.fail = None
-    module.calls = calls
-    monkeypatch.setitem(sys.modules, "spn.analysis.solve", module)
-    return module
+    monkeypatch.setattr(spn.pipeline, "evaluate", evaluate)
+    return fake
 
 
 # --------------------------------------------------------------------------
@@ -191,17 +190,20 @@ def test_solve_passes_the_description_and_settings_to_the_pipeline(capsys, fake_
     )
 
     assert code == 0, err
-    [(desc, options)] = fake_pipeline.calls
-    assert (desc.workload.users, desc.phases[0].tasks) == (5, 10)
-    assert options == {"method": "gmres", "rtol": 1e-8, "max_states": 5000, "progress": False}
+    [(source, settings, options)] = fake_pipeline.calls
+    assert (source, settings) == (EXAMPLE, ["workload.users=5", "phases.map.tasks=10"])
+    budget = options["budget"]
+    assert (options["method"], budget.rtol, budget.max_states, budget.progress) == ("gmres", 1e-8, 5000, False)
 
 
 def test_solve_defaults(capsys, fake_pipeline):
     run(capsys, "solve", EXAMPLE)
 
-    [(desc, options)] = fake_pipeline.calls
-    assert options["method"] == "auto" and options["rtol"] == 1e-10 and options["max_states"] == 2_000_000
-    assert options["progress"] is False  # stderr is not a terminal under pytest
+    [(source, settings, options)] = fake_pipeline.calls
+    budget = options["budget"]
+    assert options["method"] == "auto" and budget.rtol == 1e-10 and budget.max_states == 2_000_000
+    assert budget.max_seconds == 60 and options["question"].percentiles == ()
+    assert budget.progress is False  # stderr is not a terminal under pytest
 
 
 def test_solve_json_prints_exactly_the_report(capsys, fake_pipeline):
@@ -216,7 +218,7 @@ def test_solve_prints_a_readable_table(capsys, fake_pipeline):
     code, out, err = run(capsys, "solve", EXAMPLE)
 
     assert code == 0
-    assert out == format_report(REPORT) + "\n"
+    assert out == format_distribution(REPORT) + "\n"
     for text in ["mapreduce", "13.336 s", "0.12823 jobs/s", "43.17 %", "1,234", "5,678", "direct", "converged"]:
         assert text in out
 

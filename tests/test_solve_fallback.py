@@ -171,9 +171,16 @@ def test_method_simulation_is_asked_for(capsys):
     assert json.loads(out)["reason"] == "asked for (method simulation)"
 
 
-def test_simulation_cannot_give_percentiles(capsys):
-    code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "simulation", "--percentiles", "50")
-    assert code == 2 and "--method simulation" in err
+def test_simulation_gives_percentiles_with_their_own_intervals(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, "--method", "simulation", "--percentiles", "50,95",
+                         "--deadline", "20", "--seed", "2", "--rel-precision", "0.02", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    for key in ("50", "95"):
+        around = result["percentile_intervals"][key]
+        assert around["low"] <= result["percentiles"][key] <= around["high"]
+    assert result["deadline_probability_interval"]["low"] <= result["deadline_probability"] <= 1
+    assert result["interval_kind"].startswith("numerical")
 
 
 def test_method_exact_with_percentiles_is_the_exact_distribution(capsys):

@@ -473,7 +473,7 @@ class SimulatedSolveReport:
 
 def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_PRECISION,
                        max_seconds: float | None = SIMULATION_SECONDS, seed=None, progress: bool = False,
-                       started: float | None = None) -> SimulatedSolveReport:
+                       started: float | None = None, job_times: bool = False) -> SimulatedSolveReport:
     """The simulation ``spn solve`` runs when it does not solve exactly.
 
     Engine: ``cluster`` for one user (its jobs never meet, so both engines simulate the same
@@ -485,15 +485,19 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     of 10 jobs suffice; several users: the run length of ``spn simulate``. A pilot of 20
     replications, then Stein's rule to the 95 % interval of relative half-width
     ``rel_precision`` (:mod:`spn.simulation.statistics`), up to 100,000 replications or
-    ``max_seconds``.
+    ``max_seconds``. ``job_times``: keep every measured job's execution time (for percentiles); the
+    job-level engine then simulates, the net pooling jobs under ``gate``.
     """
     from spn.description.model import NET_POLICIES, job_classes
     from spn.simulation.runner import simulate_description
 
     started = time.perf_counter() if started is None else started
     one_user = not desc.classes and desc.workload.users == 1
-    engine = "cluster" if one_user or desc.scheduler.policy not in NET_POLICIES else "net"
-    if engine == "cluster" and not desc.classes:   # compiled once this installation has it (built in the background)
+    engine = "cluster" if one_user or job_times or desc.scheduler.policy not in NET_POLICIES else "net"
+    # the net pools finished tasks across jobs under gate: the job-level engine that keeps each job's
+    # times does the same (pool_finished_tasks), so that its jobs are the net's
+    pooled = job_times and not one_user and not desc.classes and desc.scheduler.policy in NET_POLICIES
+    if engine == "cluster" and not desc.classes and not pooled:   # compiled once this installation has it (built in the background)
         from spn.simulation.cluster_compiled import compiled_cluster_ready
 
         if compiled_cluster_ready():
@@ -505,7 +509,8 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     run_length = {"warmup_jobs": 0, "jobs": 10} if one_user else {}
     sim = simulate_description(desc, engine=engine, seed=seed, replications=20, confidence=0.95,
                                rel_precision=rel_precision, max_replications=100_000, max_seconds=max_seconds,
-                               progress=progress, **run_length)
+                               progress=progress, **run_length,
+                               **({"job_times": True, "pool_finished_tasks": pooled} if job_times else {}))
     return SimulatedSolveReport(model=desc.name, users=sum(c.workload.users for c in job_classes(desc)),
                                 think_time=None if desc.classes else desc.workload.think_time,
                                 containers=desc.cluster.containers, simulation=sim, reason=reason,

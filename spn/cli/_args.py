@@ -172,6 +172,24 @@ def solver_options(args) -> dict:
     return {"method": args.method, "rtol": args.tol, "max_states": args.max_states, "progress": progress(args)}
 
 
+def question(args):
+    """The :class:`spn.pipeline.Question` of --percentiles and --deadline."""
+    from spn.pipeline import Question
+
+    return Question(percentiles=getattr(args, "percentiles", None) or (), deadline=getattr(args, "deadline", None))
+
+
+def budget(args):
+    """The :class:`spn.pipeline.Budget` of --max-seconds, --max-states, --rel-precision, --tol, --seed;
+    an option not given keeps the library's default."""
+    from spn.pipeline import Budget
+
+    given = {"max_seconds": getattr(args, "max_seconds", None), "max_states": getattr(args, "max_states", None),
+             "rel_precision": getattr(args, "rel_precision", None), "rtol": getattr(args, "tol", None),
+             "seed": getattr(args, "seed", None)}
+    return Budget(progress=progress(args), **{key: value for key, value in given.items() if value is not None})
+
+
 def progress(args) -> bool:
     """Progress on stderr: only to a terminal, and never beside --json."""
     return sys.stderr.isatty() and not args.json

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from spn.cli import _args
-from spn.cli.format import format_distribution, format_net_report, format_report
+from spn.cli.format import format_distribution, format_net_report
 from spn.exceptions import SpnError
 
 
@@ -21,10 +21,11 @@ def register(commands) -> None:
     _args.add_set(solve, "override a value, e.g. workload.users=5, cluster.containers=8, phases.map.tasks=10 "
                          "(repeatable)")
     _args.add_solver_options(
-        solve, methods=_args.METHODS + ("exact", "simulation"),
-        method_help="auto (default): the exact CTMC if its chain fits --max-states, else simulation; exact: "
-                    "the CTMC or an error; simulation: always simulate; a solver name (direct, gmres, ...): "
-                    "the CTMC with that solver, or an error",
+        solve, methods=_args.METHODS + ("exact", "job-alone", "simulation"),
+        method_help="auto (default): the most exact method that fits --max-states and --max-seconds (the exact "
+                    "CTMC, then the job-alone bounds for one user, then simulation); exact, job-alone, "
+                    "simulation: that method or an error; a solver name (direct, gmres, ...): the CTMC with "
+                    "that solver, or an error",
         max_states_help="the exact method's budget: past N tangible states, --method auto simulates and the "
                         "others stop (default: %(default)s)")
     _args.add_distribution(solve)
@@ -32,7 +33,8 @@ def register(commands) -> None:
                        help="when simulating: relative half-width of the 95 %% interval of the mean execution "
                             "time (default: 0.005)")
     solve.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                       help="when simulating: stop after T seconds with the interval reached (default: 60)")
+                       help="the whole evaluation's time budget: an exact chain projected past it is left for "
+                            "another method, and a simulation stops with the interval reached (default: 60)")
     _args.add_seed(solve)
     solve.set_defaults(run=run_solve)
 
@@ -45,49 +47,32 @@ def register(commands) -> None:
 
 
 def run_solve(args) -> int:
-    """``spn solve``: description -> pipeline -> report on stdout."""
+    """``spn solve``: description -> :func:`spn.pipeline.evaluate` -> its table (or JSON) on stdout."""
     if str(args.model).lower().endswith(".pnml"):
         return _solve_pnml(args)
-    description = _args.description(args)
-    if args.percentiles is not None or args.deadline is not None:
-        return _solve_distribution(args, description)
-    from spn.analysis.solve import solve_description
+    from spn.pipeline import evaluate
 
-    options = _args.solver_options(args)
-    if args.method in ("auto", "simulation"):    # a method that may simulate; unset options keep the library's
-        options.update(fallback=True, seed=args.seed)
-        options.update({key: value for key, value in (("rel_precision", args.rel_precision),
-                                                       ("max_seconds", args.max_seconds)) if value is not None})
-    result = solve_description(description, **options).as_dict()
-    if result.get("method") == "simulation" and not result["precision_met"]:
-        print(f"spn: warning: simulated ({result['engine']} engine): relative half-width "
-              f"{100 * result['rel_half_width']:.3g} % is above {100 * result['rel_precision']:g} % after "
-              f"{result['replications']:,} replications (raise --max-seconds or --rel-precision)", file=sys.stderr)
-    _args.print_result(args, result, format_report)
+    result = evaluate(args.model, args.set, question=_args.question(args), budget=_args.budget(args),
+                      method=args.method)
+    out = result.as_dict()
+    if out.get("method") == "simulation" and not out["precision_met"]:
+        print(f"spn: warning: simulated ({out['engine']} engine): relative half-width "
+              f"{100 * out['rel_half_width']:.3g} % is above {100 * out['rel_precision']:g} % after "
+              f"{out['replications']:,} replications (raise --max-seconds or --rel-precision)", file=sys.stderr)
+    _args.print_result(args, out, format_distribution)
     return 0
 
 
 def _exact_only(args, what: str) -> dict:
     """The solver options of a path that has no simulation: ``--method exact`` is ``auto`` there."""
-    if args.method == "simulation":
+    if args.method in ("simulation", "job-alone"):
         from spn.exceptions import ModelError
 
-        raise ModelError(f"--method simulation: {what} needs the exact CTMC (the simulation estimates the mean "
-                         f"execution time only)")
+        raise ModelError(f"--method {args.method}: {what} needs the exact CTMC")
     options = _args.solver_options(args)
     if options["method"] == "exact":
         options["method"] = "auto"
     return options
-
-
-def _solve_distribution(args, description) -> int:
-    """``spn solve`` with percentiles or a deadline: the report plus the tagged job's distribution."""
-    from spn.analysis.evaluate import solve_with_distribution
-
-    evaluation = solve_with_distribution(description, percentiles=args.percentiles or (), deadline=args.deadline,
-                                         distribution=True, **_exact_only(args, "--percentiles/--deadline"))
-    _args.print_result(args, evaluation.as_dict(), format_distribution)
-    return 0
 
 
 def _solve_pnml(args) -> int:

@@ -101,9 +101,18 @@ def _explore(net, max_states, progress, engine, max_seconds):
             except StateSpaceLimitError as error:
                 if error.option != "max_states":    # out of memory or time, not past SMALL states
                     raise
-            if not kernels.ready():     # never make the user wait for a compilation
+            if not kernels.ready():
+                # compiled once per installation, in another process; with a time budget, wait for it
+                # (the NumPy engine is 5-15 times slower on a large chain), else explore on without it
                 kernels.warm_in_background()
-                engine = "numpy"
+                if max_seconds is None:
+                    engine = "numpy"
+                elif not kernels.wait_ready(until=started + max_seconds, message=(
+                        "waiting for the compiled explorer (compiled once per installation, about a minute)")):
+                    raise StateSpaceLimitError(
+                        f"the chain has more than {SMALL:,} states and the compiled explorer was still being "
+                        f"compiled after {max_seconds:g} s (max_seconds; it is compiled once per installation)",
+                        option="max_seconds")
     if engine != "numpy":
         from spn.statespace import compiled   # loads Numba: only when the chain is worth it
         if engine == "compiled" and not is_plain(net, choices=True):

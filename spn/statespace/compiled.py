@@ -76,7 +76,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     if not guards.small_and_plain(net):     # (large nets: the NumPy engine keeps their arrays sparse)
         return None
     started = time.perf_counter() if started is None else started
-    clock = guards.TimeBudget(max_seconds, started=started)
+    clock = guards.TimeBudget(max_seconds, started=started, max_states=max_states)
     timed = group_arrays(ActivityTable(net, net.timed))
     order, instant, priority, rivals, gates = instant_arrays(net)     # highest priority first (_choices)
     gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
@@ -108,7 +108,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             return None
         budget.check(states=int(counts[0]), expanded=max(int(counts[1]), 0), transitions=int(counts[2]),
                      row_bytes=rows.itemsize * n_places)
-        clock.check(states=int(counts[0]))
+        clock.check(states=int(counts[0]), expanded=max(int(counts[1]), 0))
         if status == _TOO_MANY:
             raise StateSpaceLimitError.beyond(max_states)
         if status == _ROOM_STATES:

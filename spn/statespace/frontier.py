@@ -42,7 +42,7 @@ def explore_frontier(net: Net, max_states: int, progress: bool, started: float, 
     """Explore an Erlang-expanded net a frontier at a time, from its initial marking or from
     each row of ``starts`` (markings, equally weighted in ``initial``), within ``max_seconds``
     of ``started`` (None: no limit)."""
-    return _Explorer(net, max_states, progress, guards.TimeBudget(max_seconds, started=started)).run(started, starts)
+    return _Explorer(net, max_states, progress, guards.TimeBudget(max_seconds, started=started, max_states=max_states)).run(started, starts)
 
 
 def _merge(src: np.ndarray, markings: np.ndarray, weight: np.ndarray):
@@ -327,7 +327,7 @@ class _Explorer:
             raise StateSpaceLimitError.beyond(self.max_states)
         self.budget.check(states=len(self.index), expanded=self.expanded, transitions=self.src.n,
                           row_bytes=self.index.row_bytes)
-        self.clock.check(states=len(self.index))
+        self.clock.check(states=len(self.index), expanded=self.expanded)
         return ids, new
 
     def run(self, started: float, starts=None) -> Parts:

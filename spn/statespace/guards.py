@@ -64,6 +64,11 @@ MAX_ROUNDS = 10_000
 class TimeBudget:
     """The seconds an exploration may take from ``started`` (a :func:`time.perf_counter` value; None: no limit).
 
+    Given the states expanded so far, it also *predicts* where the exploration is going
+    (:func:`projected_states`) and stops it as soon as the projection says it will not end
+    within the budget, or will pass ``max_states``: a caller with a fallback then still has
+    most of its time (the budget is not spent on a chain that was never going to fit).
+
     >>> TimeBudget(None, started=0.0).check(states=10**9)
     >>> TimeBudget(2.5, started=time.perf_counter() - 3).check(states=12_345)
     Traceback (most recent call last):
@@ -71,17 +76,81 @@ class TimeBudget:
     spn.exceptions.StateSpaceLimitError: stopped exploring after 2.5 s (max_seconds) at 12,345 tangible markings: solve a smaller configuration, allow more time, or estimate it by simulation
     """
 
-    def __init__(self, max_seconds: float | None, *, started: float):
+    def __init__(self, max_seconds: float | None, *, started: float, max_states: int | None = None):
         self.max_seconds = max_seconds
+        self.started = started
         self.deadline = None if max_seconds is None else started + max_seconds
+        self.max_states = max_states
+        self.history = []           # (seconds, states found, states expanded), WATCH_STEP apart
 
-    def check(self, *, states: int) -> None:
-        """Raise :class:`StateSpaceLimitError` once the clock has passed the budget."""
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+    def check(self, *, states: int, expanded: int | None = None) -> None:
+        """Raise :class:`StateSpaceLimitError` once the clock has passed the budget, or once the
+        exploration's projection (from ``expanded``, when given) will not end within it."""
+        if self.deadline is None:
+            return
+        now = time.perf_counter()
+        if now > self.deadline:
             raise StateSpaceLimitError(
                 f"stopped exploring after {self.max_seconds:g} s (max_seconds) at {states:,} tangible markings: "
                 f"solve a smaller configuration, allow more time, or estimate it by simulation",
                 option="max_seconds")
+        if expanded is None or (self.history and now - self.history[-1][0] < WATCH_STEP):
+            return
+        self.history.append((now, states, expanded))
+        if now - self.started < WATCH_AFTER or len(self.history) < 4:
+            return
+        total, rate = projected_states(self.history)
+        finish = now + (total - expanded) / rate
+        if self.max_states is not None and total > PROJECTION_MARGIN * self.max_states:
+            raise StateSpaceLimitError(
+                f"stopped exploring at {states:,} tangible markings after {now - self.started:.1f} s: the growth so "
+                f"far projects about {total:,.3g} states, past max_states {self.max_states:,}", option="max_states")
+        if finish - self.started > PROJECTION_MARGIN * self.max_seconds:
+            raise StateSpaceLimitError(
+                f"stopped exploring at {states:,} tangible markings after {now - self.started:.1f} s: the growth so "
+                f"far projects about {total:,.3g} states, {finish - self.started:,.0f} s at {rate:,.0f} states/s, "
+                f"past the {self.max_seconds:g} s it may take (max_seconds)", option="max_seconds")
+
+
+#: seconds between two looks at the exploration's growth
+WATCH_STEP = 0.25
+#: seconds of exploration before its growth is projected (the first levels say little)
+WATCH_AFTER = 1.0
+#: how far past a limit the projection must land before exploring stops (the projection is rough)
+PROJECTION_MARGIN = 1.25
+
+
+def projected_states(history) -> tuple[float, float]:
+    """The tangible states a breadth-first exploration will end with, and its rate (states expanded
+    per second), from ``(seconds, found, expanded)`` samples.
+
+    The frontier ``f = found - expanded`` grows by ``g - 1`` per state expanded, ``g`` being the new
+    states an expansion finds; the exploration ends when the frontier is empty. ``g`` is measured on
+    the older and the newer half of the samples; where it falls, it is taken to fall on linearly,
+    ``g(x) = g - b x``, and the end is the root of ``f + (g - 1) x - b x^2 / 2 = 0``; where it does not
+    fall yet and is above 1, the frontier is taken to be at its widest, so that the exploration is half
+    done (as many states again, plus the frontier). A projection, not a bound: it decides when to stop
+    looking for an exact chain that will not fit, never a number that is printed.
+
+    >>> samples = [(t, 1000 * t * (2 - t / 10), 1000 * t * (2 - t / 10) - 50 * t) for t in range(1, 9)]
+    >>> total, rate = projected_states(samples)
+    >>> 8_000 < total < 40_000
+    True
+    """
+    half = len(history) // 2
+    (t0, s0, e0), (t1, s1, e1), (t2, s2, e2) = history[0], history[half], history[-1]
+    rate = max((e2 - e0) / max(t2 - t0, 1e-9), 1.0)
+    g_old = (s1 - s0) / max(e1 - e0, 1)
+    g_new = (s2 - s1) / max(e2 - e1, 1)
+    frontier = max(s2 - e2, 0)
+    slope = (g_old - g_new) / max((e2 - e0) / 2, 1)
+    if slope > 0:
+        left = ((g_new - 1) + ((g_new - 1) ** 2 + 2 * slope * frontier) ** 0.5) / slope
+    elif g_new < 1:
+        left = frontier / (1 - g_new)
+    else:
+        left = e2 + frontier
+    return e2 + max(left, frontier), rate
 
 
 class MemoryBudget:

@@ -1,0 +1,220 @@
+"""The methods that answer a question, as a registry: each says whether it applies, whether its
+predicted cost fits the budget, and what error it gives; :func:`spn.pipeline.evaluate` takes the
+most exact one that fits.
+
+======================  =====================================  ===========================================
+method                  applies to                             error
+======================  =====================================  ===========================================
+``exact``               Erlang/exponential laws, a chain that  none (the steady-state solver's tolerance)
+                        fits ``max_states`` and the time
+``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
+                        phases that never wait for each other
+``simulation``          every model                            a 95 % confidence interval
+======================  =====================================  ===========================================
+
+A method that starts and finds it cannot finish in time (an exploration projected past the budget,
+bounds wider than asked) raises :class:`Skipped`, and the next method answers.
+
+>>> [m.name for m in METHODS]
+['exact', 'job-alone', 'simulation']
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from spn.exceptions import ModelError, StateSpaceLimitError
+from spn.pipeline.result import Result
+
+__all__ = ["METHODS", "Skipped", "Exact", "JobAlone", "Simulation", "method_named"]
+
+#: the share of the time left that exploring an exact chain may take (the rest: solving it, or a fallback)
+EXPLORE_SHARE = 0.5
+#: the widest relative error bound at which the job-alone method answers (else a simulation does)
+ALONE_MAX_ERROR = 0.01
+
+
+class Skipped(Exception):
+    """A method found, while running, that it cannot answer within the budget; the message says why."""
+
+
+class Exact:
+    """The CTMC of the application net, solved exactly (``spn.analysis.solve``)."""
+
+    name = "exact"
+
+    def __init__(self, solver: str = "auto"):
+        self.solver = solver
+
+    def applies(self, desc, question) -> str | None:
+        from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
+
+        laws = sorted({p.distribution for c in _classes(desc) for p in c.phases} - set(ANALYTIC_DISTRIBUTIONS))
+        if laws:
+            return f"task-time laws {', '.join(laws)} have no exact CTMC"
+        if desc.classes and question.needs_distribution:
+            return "the execution-time distribution of several query classes has no exact method yet"
+        return None
+
+    def fits(self, desc, budget) -> str | None:
+        from spn.analysis.solve import choose_method
+
+        return choose_method(desc, budget.max_states)
+
+    def run(self, desc, question, budget, clock, reason) -> Result:
+        from spn.analysis.solve import exploration_stopped, solve_application
+        from spn.analysis.solve_classes import solve_classes
+
+        left = clock.left()
+        explore_seconds = None if left is None else EXPLORE_SHARE * left
+        options = dict(method=self.solver, rtol=budget.rtol, max_states=budget.max_states, progress=budget.progress,
+                       explore_seconds=explore_seconds)
+        try:
+            if desc.classes:
+                report = solve_classes(desc, **options)
+                return _from_dict(report.as_dict(), "exact", "exact (CTMC of the job-identity net)", None, report)
+            solution = solve_application(desc, **options)
+        except StateSpaceLimitError as error:
+            raise Skipped(exploration_stopped(error, budget.max_states, budget.max_states)) from error
+        report = solution.report
+        details = report.as_dict()
+        extra = {}
+        if question.needs_distribution:
+            extra = _exact_distribution(desc, solution, question, budget, details)
+        how = "exact (CTMC)"
+        return _from_dict(details, "exact", how, reason, report, **extra)
+
+
+def _exact_distribution(desc, solution, question, budget, details) -> dict:
+    """Percentiles and P(R <= d) of the tagged job on the solved chain (docs/percentiles.md)."""
+    from spn.solvers.passage_slots import tagged_job_distribution
+
+    started = time.perf_counter()
+    shown = []
+
+    def show(niter, x, residual):
+        shown.append(niter)
+        print(f"\rdistribution: {niter:,} steps, P(still running) = {residual:.2g}", end="", file=sys.stderr,
+              flush=True)
+    dist = tagged_job_distribution(desc, solution.app, solution.state_space, solution.result.x, atol=1e-12,
+                                   callback=show if budget.progress and sys.stderr.isatty() else None)
+    if shown:
+        print(file=sys.stderr)
+    seconds = time.perf_counter() - started
+    details["execution_time_distribution"] = {
+        "mean": dist.mean, "std": dist.std, "method": dist.method, "transient_states": dist.n_states,
+        "iterations": dist.niter, "residual": dist.residual, "converged": dist.converged, "seconds": seconds}
+    details["timings"] = dict(details["timings"], distribution_s=seconds)
+    out = {}
+    if question.percentiles:
+        out["percentiles"] = dist.percentiles(question.percentiles)
+    if question.deadline is not None:
+        out["deadline_probability"] = float(dist.cdf(question.deadline))
+    return out
+
+
+class JobAlone:
+    """One job alone on the cluster (one user): its execution-time law from order statistics, with
+    rigorous bounds (:mod:`spn.analysis.alone`)."""
+
+    name = "job-alone"
+
+    def applies(self, desc, question) -> str | None:
+        if desc.classes:
+            return "it models one class of jobs"
+        if desc.workload.users != 1:
+            return "it needs one user (the jobs of several users meet)"
+        return None
+
+    def fits(self, desc, budget) -> str | None:
+        return None
+
+    def run(self, desc, question, budget, clock, reason) -> Result:
+        from spn.analysis.alone import job_alone
+
+        try:
+            alone = job_alone(desc)
+        except ModelError as error:
+            raise Skipped(f"it does not apply ({error})") from None
+        if alone.error_bound > ALONE_MAX_ERROR:
+            raise Skipped(f"its bounds allow {100 * alone.error_bound:.2g} %, more than {100 * ALONE_MAX_ERROR:g} %")
+        extra = {}
+        if question.percentiles:
+            table = alone.percentiles(question.percentiles)
+            extra["percentiles"] = {q: v for q, (v, lo, hi) in table.items()}
+            extra["percentile_intervals"] = {q: (lo, hi) for q, (v, lo, hi) in table.items()}
+        if question.deadline is not None:
+            value, low, high = alone.probability(question.deadline)
+            extra.update(deadline_probability=value, deadline_interval=(low, high))
+        r = alone.mean
+        cycle = r + desc.workload.think_time    # one user: think, then run
+        busy = sum(p.tasks * p.task_time for p in desc.phases)
+        details = {"low": alone.low, "high": alone.high, "error_bound": alone.error_bound, "grid_step_s": alone.step,
+                   "users": 1, "think_time": desc.workload.think_time, "containers": desc.cluster.containers,
+                   "policy": desc.scheduler.policy}
+        return Result(model=desc.name, method="job-alone", how=alone.method, reason=reason, mean_execution_time=r,
+                      interval=(alone.low, alone.high), throughput=1.0 / cycle,
+                      utilization=busy / (desc.cluster.containers * cycle), details=details, report=alone, **extra)
+
+
+class Simulation:
+    """A simulation to a 95 % interval of relative half-width ``rel_precision``, within the time left
+    (:func:`spn.analysis.solve.simulate_for_solve` chooses the engine)."""
+
+    name = "simulation"
+
+    def applies(self, desc, question) -> str | None:
+        return None
+
+    def fits(self, desc, budget) -> str | None:
+        return None
+
+    def run(self, desc, question, budget, clock, reason) -> Result:
+        from spn.analysis.solve import simulate_for_solve
+
+        reason = reason or "asked for (method simulation)"
+        report = simulate_for_solve(desc, reason,
+                                    rel_precision=budget.rel_precision, max_seconds=clock.left(), seed=budget.seed,
+                                    progress=budget.progress, job_times=question.needs_distribution)
+        details = report.as_dict()
+        sim = report.simulation
+        extra = {}
+        if question.percentiles:
+            table = sim.percentiles(question.percentiles)
+            extra["percentiles"] = {q: e.value for q, e in table.items()}
+            extra["percentile_intervals"] = {q: (e.ci_low, e.ci_high) for q, e in table.items()}
+        if question.deadline is not None:
+            e = sim.deadline_probability(question.deadline)
+            extra.update(deadline_probability=e.value, deadline_interval=(e.ci_low, e.ci_high))
+        how = f"simulation ({sim.engine} engine, {sim.replications:,} replications, 95 % interval)"
+        return _from_dict(details, "simulation", how, reason, report, interval=(details["ci_low"], details["ci_high"]),
+                          **extra)
+
+
+#: the methods, most exact first
+METHODS = (Exact(), JobAlone(), Simulation())
+
+
+def method_named(name: str):
+    """The methods ``--method NAME`` allows: ``auto`` all of them, ``exact``/``job-alone``/``simulation``
+    one, a steady-state solver's name (``direct``, ``gmres``...) the exact method with that solver."""
+    if name == "auto":
+        return METHODS
+    for method in METHODS:
+        if method.name == name:
+            return (method,)
+    return (Exact(solver=name),)
+
+
+def _classes(desc):
+    from spn.description.model import job_classes
+
+    return job_classes(desc)
+
+
+def _from_dict(details: dict, method: str, how: str, reason, report, *, interval=None, **extra) -> Result:
+    r = details["mean_execution_time"]
+    return Result(model=details["model"], method=method, how=how, reason=reason, mean_execution_time=r,
+                  interval=interval or (r, r), throughput=details["throughput"], utilization=details["utilization"],
+                  details=details, report=report, **extra)
