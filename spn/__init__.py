@@ -3,7 +3,8 @@
 The pipeline, one package per step: ``description`` -> ``models`` (the net of an
 application, built from ``net``) -> ``statespace`` -> ``ctmc`` -> ``solvers`` ->
 ``measures``; ``analysis`` runs it end to end, ``simulation`` cross-checks it,
-``logs`` and ``fit`` turn execution logs into descriptions. See docs/design.md.
+``logs`` and ``fit`` turn execution logs into descriptions; ``pipeline`` is what every command
+runs (:func:`evaluate`: a description or logs in, one :class:`Result` out). See docs/design.md.
 
 Names are loaded on first use, so that ``import spn`` (and ``spn --help``) stays quick.
 
@@ -51,6 +52,7 @@ _LAZY = {
     "compare_description": "spn.simulation", "distributions_from_description": "spn.simulation",
     "simulate_description": "spn.simulation",
     "fit_logs": "spn.fit.logs",
+    "evaluate": "spn.pipeline", "Question": "spn.pipeline", "Budget": "spn.pipeline", "Result": "spn.pipeline",
 }
 
 __all__ = ["ConvergenceError", "ImplausibleResultError", "LogFormatError", "ModelError", "NotErgodicError", "SpnError",

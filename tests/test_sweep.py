@@ -88,8 +88,8 @@ def test_sweep_in_process_and_never_overwrite(tmp_path, capsys):
     assert "6 points (0 already there, 6 solved, 0 failed)" in capsys.readouterr().out
     header, rows = read_rows(out)
     assert header == ["point", "cluster.containers", "workload.users", "mean_execution_time", "throughput",
-                      "utilization", "tangible_states", "transitions", "p50", "p90", "deadline_probability",
-                      "converged", "seconds", "error"]
+                      "utilization", "tangible_states", "transitions", "method", "low", "high", "p50", "p90",
+                      "deadline_probability", "converged", "seconds", "error"]
     assert [(r["cluster.containers"], r["workload.users"]) for r in rows] == \
         [("2", "1"), ("2", "2"), ("2", "3"), ("4", "1"), ("4", "2"), ("4", "3")]
     assert float(rows[5]["mean_execution_time"]) == pytest.approx(13.336159219537, rel=1e-9)
@@ -155,7 +155,7 @@ def test_an_unreachable_scheduler_leaves_no_file(tmp_path, capsys, monkeypatch):
 def test_failed_points_are_recorded_not_retried(tmp_path, capsys):
     out = tmp_path / "r.csv"
     args = ["sweep", EXAMPLE, "--grid", "workload.users=1,6", "--out", str(out), "--workers", "0",
-            "--max-states", "60"]
+            "--max-states", "60", "--method", "exact"]
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "1 failed" in captured.out and "error column" in captured.err
@@ -163,6 +163,21 @@ def test_failed_points_are_recorded_not_retried(tmp_path, capsys):
     assert rows[0]["error"] == "" and "max_states" in rows[1]["error"] and rows[1]["mean_execution_time"] == ""
     assert main(args + ["--resume"]) == 0
     assert "2 already there, 0 solved" in capsys.readouterr().out
+
+
+def test_a_point_past_max_states_is_answered_by_the_next_method_as_spn_solve_answers_it(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    assert main(["sweep", EXAMPLE, "--grid", "workload.users=1,6", "--out", str(out), "--max-states", "60",
+                 "--rel-precision", "0.02", "--seed", "3"]) == 0
+    rows = read_rows(out)[1]
+    assert [row["method"] for row in rows] == ["exact", "simulation"] and rows[1]["error"] == ""
+    low, mean, high = (float(rows[1][key]) for key in ("low", "mean_execution_time", "high"))
+    assert low < mean < high
+    # the same question through spn solve: the same number (same seed, same method)
+    capsys.readouterr()
+    assert main(["solve", EXAMPLE, "--set", "workload.users=6", "--max-states", "60", "--rel-precision", "0.02",
+                 "--seed", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mean_execution_time"] == pytest.approx(mean, rel=1e-12)
 
 
 def test_torn_last_line_is_dropped_on_resume(tmp_path, capsys):

@@ -1,6 +1,6 @@
 """Capacity planning: the smallest value of a parameter meeting a target.
 
-Each value is solved by :func:`spn.analysis.evaluate.evaluate` (the mean and, for
+Each value is solved by :func:`spn.pipeline.evaluate_description` (the mean and, for
 percentile targets, the tagged job's distribution). :func:`plan` finds the smallest value of one parameter (``--vary
 cluster.containers=1..400``) whose solution meets every target (``mean<=120``,
 ``p95<=150``). Execution time usually falls as containers are added, but the net
@@ -28,13 +28,13 @@ queue can take).
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spn.analysis.evaluate import evaluate
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
 
@@ -382,28 +382,20 @@ def _monotonicity_evidence(points, targets, largest) -> list[str]:
     return evidence
 
 
-def solve_point(desc, targets, *, percentiles=(), method: str = "auto", rtol: float = RTOL,
-                max_states: int = MAX_STATES, fallback: bool = True, seed=None, rel_precision=None,
-                max_seconds=None) -> dict:
-    """The targets' metrics at one configuration (``{"mean": s, ...}``) and the ``method`` that gave them.
+def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None) -> dict:
+    """The targets' metrics at one configuration (``{"mean": s, "p95": s}``) and the ``method`` that gave them,
+    from :func:`spn.pipeline.evaluate_description` (what ``spn solve`` answers). An estimated metric
+    (job-alone bounds, a simulation's interval) also gives ``METRIC_ci_low``/``METRIC_ci_high``."""
+    from spn.pipeline import Question, evaluate_description
 
-    Exact where the chain fits; with ``fallback`` (``method="auto"``, no percentile target) a chain
-    past ``max_states`` is answered as ``spn solve`` answers it (docs/design.md §5.6), its interval
-    (simulation) or bounds (job-alone) returned as ``mean_ci_low``/``mean_ci_high``.
-    """
-    from spn.analysis.solve import solve_description
-
-    if not (fallback and method == "auto" and not percentiles):
-        ev = evaluate(desc, percentiles=percentiles, method=method, rtol=rtol, max_states=max_states)
-        return {t.metric: ev.metric(t.metric) for t in targets}
-    options = {k: v for k, v in (("rel_precision", rel_precision), ("max_seconds", max_seconds)) if v is not None}
-    out = solve_description(desc, rtol=rtol, max_states=max_states, fallback=True, seed=seed, **options).as_dict()
-    mean = {"mean": out["mean_execution_time"], "method": out["method"]}
-    if out["method"] == "simulation":
-        mean.update(mean_ci_low=out["ci_low"], mean_ci_high=out["ci_high"])
-    elif out["method"] == "job-alone":
-        mean.update(mean_ci_low=out["low"], mean_ci_high=out["high"])
-    return mean
+    result = evaluate_description(desc, question=Question(percentiles=tuple(percentiles)), budget=budget,
+                                  method=method)
+    out = {"method": result.method}
+    for metric in {t.metric for t in targets} | {"mean"}:
+        out[metric] = result.metric(metric)
+        if result.method != "exact":
+            out[f"{metric}_ci_low"], out[f"{metric}_ci_high"] = result.metric_interval(metric)
+    return out
 
 
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
@@ -420,16 +412,23 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     """
     from spn.description import parse_description
     from spn.description.model import require_single_class
+    from spn.pipeline import Budget
+    from spn.pipeline.source import configure, is_description_file
 
     path, values = vary_values(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
     if not targets:
         raise ModelError("give at least one target")
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
-    data = model_data(model, sets)
+    logs = [model] if isinstance(model, (str, os.PathLike)) else list(model)
+    from_logs = not (len(logs) == 1 and is_description_file(logs[0]))
+    data = {} if from_logs else model_data(logs[0], sets)
 
     def describe(v=None):
-        desc = parse_description(data, [] if v is None else [f"{path}={v}"], source=str(model))
+        if from_logs:       # a pilot's logs: Spark keys apply the what-if rules (spn.pipeline.source)
+            desc = configure(logs, [*sets, *([] if v is None else [f"{path}={v}"])])
+        else:
+            desc = parse_description(data, [] if v is None else [f"{path}={v}"], source=str(model))
         require_single_class(desc, "spn plan --vary " + path,
                              instead="spn plan --vary queues.NAME.capacity=LO..HI --target CLASS.mean<=S")
         return desc
@@ -453,11 +452,15 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
         raise ModelError(f"target: {', '.join(strangers)} names a class, but model {name} has one class, "
                          f"{name!r} (leave the prefix out)")
 
+    limits = {name: value for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds))
+              if value is not None}
+    budget = Budget(rtol=rtol, max_states=max_states, seed=seed, progress=progress, **limits)
+    if not fallback and method == "auto":
+        method = "exact"
+
     def solve(v):
         try:
-            return solve_point(describe(v), targets, percentiles=percentiles, method=method, rtol=rtol,
-                               max_states=max_states, fallback=fallback, seed=seed, rel_precision=rel_precision,
-                               max_seconds=max_seconds)
+            return solve_point(describe(v), targets, percentiles=percentiles, method=method, budget=budget)
         except ConvergenceError:
             raise
         except SpnError as error:

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from spn.exceptions import ModelError
-from spn.limits import MAX_SHAPE
 
 __all__ = ["PredictionRow", "parse_vary", "predict", "MAX_VALUES"]
 
@@ -82,56 +81,34 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
     return key, list(dict.fromkeys(numbers))
 
 
-#: tangible states past which ``spn predict`` does not solve a configuration's chain exactly: its task
-#: laws are fitted at Erlang shapes up to MAX_SHAPE, so a marking can have thousands of places, and
-#: 2,000,000 of them (``spn solve``'s budget) took 17 GB and 4 minutes for a 6-task log, to end in
-#: a simulation anyway
-PREDICT_MAX_STATES = 100_000
-
-
 def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, users: int = 1,
             think_time: float | None = None, seed: int = 0, rel_precision: float = 0.005,
-            max_seconds: float | None = None, max_states: int = PREDICT_MAX_STATES) -> list[PredictionRow]:
+            max_seconds: float | None = None, max_states: int | None = None) -> list[PredictionRow]:
     """One :class:`PredictionRow` per value of ``vary = (key, values)``, the other settings from ``what_if``.
 
-    ``users``/``think_time`` describe the workload (one user by default: the
-    time of the application alone); ``max_seconds`` bounds each simulation,
-    ``max_states`` each exact chain (past it: the job-alone method or a simulation).
+    Each configuration is fitted and evaluated by :func:`spn.pipeline.evaluate` (the same model and
+    the same method choice as ``spn solve`` of ``spn fit --what-if``'s output). ``users``/``think_time``
+    describe the workload (one user by default: the time of the application alone); ``max_seconds``
+    bounds each evaluation (default 60 s), ``max_states`` each exact chain.
     """
-    from spn.analysis.solve import solve_description
-    from spn.description import parse_description
-    from spn.fit import fit_logs
     from spn.fit.whatif import parse_changes
+    from spn.pipeline import Budget, evaluate_description
+    from spn.pipeline.source import configure
 
     key, values = vary
     fixed = parse_changes(what_if)
     if key in fixed:
         raise ModelError(f"{key} is both varied and fixed: give it once", option="vary")
+    limits = {name: value for name, value in (("max_seconds", max_seconds), ("max_states", max_states))
+              if value is not None}
+    budget = Budget(seed=seed, rel_precision=rel_precision, **limits)
+    workload = [f"workload.users={users}"] + ([] if think_time is None else [f"workload.think_time={think_time}"])
     rows = []
     for value in values:
-        changes = {**fixed, key: value}
-        model = fit_logs(logs, what_if=changes, max_shape=MAX_SHAPE, users=users, think_time=think_time)
-        desc = parse_description(model.description)
-        result = solve_description(desc, fallback=True, seed=seed, rel_precision=rel_precision,
-                                   max_seconds=max_seconds, max_states=max_states).as_dict()
-        r = result["mean_execution_time"]
-        if result["method"] == "simulation":
-            low, high = result["ci_low"], result["ci_high"]
-        elif result["method"] == "job-alone":
-            low, high = result["low"], result["high"]
-        else:  # exact
-            low = high = r
-        what = model.description["reference"]["what_if"]
-        rows.append(PredictionRow(key, value, what["target"], r, low, high, _method(result), tuple(what["rules"])))
+        settings = [f"{k}={v}" for k, v in {**fixed, key: value}.items()] + workload
+        desc = configure(list(logs), settings)
+        result = evaluate_description(desc, budget=budget)
+        what = desc.reference["what_if"]
+        rows.append(PredictionRow(key, value, what["target"], result.mean_execution_time, *result.interval,
+                                  result.how, tuple(what["rules"])))
     return rows
-
-
-def _method(result: dict) -> str:
-    """How a row was computed, in words."""
-    if result["method"] == "simulation":
-        return (f"simulation ({result['engine']} engine, {result['replications']} replications x "
-                f"{result['jobs_per_replication']} jobs, 95 % interval"
-                f"{'' if result['precision_met'] else ', precision not reached'})")
-    if result["method"] == "job-alone":
-        return "job alone: order statistics, with rigorous bounds"
-    return "exact (CTMC)"

@@ -13,6 +13,7 @@ its state space, the steady state); :func:`solve_description` reports what
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 
@@ -180,7 +181,12 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
     by ``max_seconds`` (:func:`simulate_for_solve`); a :class:`SimulatedSolveReport` says so.
     ``explore_seconds`` bounds exploring the state space (None: no limit): past it the exact
     path raises :class:`StateSpaceLimitError` (``option="max_seconds"``), the fallback simulates.
+    ``desc`` may be a description file's path. (:func:`spn.evaluate` is the pipeline every command runs.)
     """
+    if isinstance(desc, (str, os.PathLike)):
+        from spn.description import load_description
+
+        desc = load_description(desc)
     if desc.classes:
         from spn.analysis.solve_classes import solve_classes
 
@@ -528,6 +534,11 @@ class AloneSolveReport:
     busy_container_seconds: float
     reason: str
     total_s: float
+
+    @property
+    def mean_execution_time(self) -> float:
+        """R, the point estimate between the bounds ``alone.low`` and ``alone.high``."""
+        return self.alone.mean
 
     def as_dict(self) -> dict:
         """The JSON object of ``spn solve --json`` when the job-alone method answered (docs/design.md §5.4)."""

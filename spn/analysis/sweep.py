@@ -80,7 +80,8 @@ __all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "S
 #: a Dask scheduler's address (checked here: Dask would spend its whole timeout on a malformed one)
 _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}")
 
-RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions")
+RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions", "method",
+                  "low", "high")
 TAIL_COLUMNS = ("converged", "seconds", "error")
 
 
@@ -176,15 +177,20 @@ class SweepTask:
     rtol: float = RTOL
     max_states: int = MAX_STATES
     classes: ClassSweep | None = None
+    seed: int = 1
+    rel_precision: float | None = None
+    max_seconds: float | None = None
 
 
 def solve_point(task: SweepTask) -> dict:
-    """Solve one point; return its CSV row as a dict. Errors of spn become the ``error`` column."""
-    from spn.analysis.evaluate import evaluate
+    """Solve one point by :func:`spn.pipeline.evaluate_description` (as ``spn solve`` would, with the
+    sweep's seed and budget); return its CSV row as a dict. Errors of spn become the ``error`` column.
+    ``low``/``high`` are the method's interval around the mean (the mean itself for the exact chain)."""
     from spn.description import parse_description
+    from spn.pipeline import Budget, Question, evaluate_description
 
     started = time.perf_counter()
-    row, ev = {"point": task.index}, None
+    row, result = {"point": task.index}, None
     try:
         if task.classes is not None:
             from spn.analysis.sweep_classes import solve_class_point
@@ -192,21 +198,26 @@ def solve_point(task: SweepTask) -> dict:
             row.update(solve_class_point(task))
         else:
             desc = parse_description(task.data, task.overrides, source=task.source)
-            ev = evaluate(desc, percentiles=task.percentiles, deadline=task.deadline,
-                          method="auto" if task.method == "exact" else task.method, rtol=task.rtol,
-                          max_states=task.max_states)
+            limits = {name: value for name, value in (("rel_precision", task.rel_precision),
+                                                       ("max_seconds", task.max_seconds)) if value is not None}
+            result = evaluate_description(desc, question=Question(task.percentiles, task.deadline),
+                                          budget=Budget(rtol=task.rtol, max_states=task.max_states, seed=task.seed,
+                                                        **limits), method=task.method)
     except (SpnError, MemoryError) as error:
         message = "out of memory (lower max_states)" if isinstance(error, MemoryError) else str(error)
         row.update(converged="", error=" ".join(message.split()) or type(error).__name__)
-    if ev is not None:
-        m = ev.report.measures
-        row.update(mean_execution_time=m.mean_execution_time, throughput=m.throughput,
-                   utilization=m.utilization, tangible_states=ev.report.tangible_states,
-                   transitions=ev.report.transitions, converged=bool(ev.report.solver.converged), error="")
-        for q, t in ev.percentiles.items():
+    if result is not None:
+        details = result.details
+        solver = details.get("solver")
+        row.update(mean_execution_time=result.mean_execution_time, throughput=result.throughput,
+                   utilization=result.utilization, tangible_states=details.get("tangible_states", ""),
+                   transitions=details.get("transitions", ""), method=result.method, low=result.interval[0],
+                   high=result.interval[1], converged=bool(solver["converged"]) if solver else
+                   bool(details.get("precision_met", True)), error="")
+        for q, t in result.percentiles.items():
             row[f"p{percentile_key(q)}"] = t
         if task.deadline is not None:
-            row["deadline_probability"] = ev.deadline_probability
+            row["deadline_probability"] = result.deadline_probability
     row["seconds"] = time.perf_counter() - started
     return row
 
@@ -273,14 +284,13 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
               rel_precision: float | None = None, max_seconds: float | None = None) -> SweepSummary:
     """Solve the grid of ``model`` and write/extend the CSV ``out``; optionally plot it.
 
-    ``workers``: processes of the embedded Dask cluster (default: the CPU count,
-    at most the number of points; 0 solves in this process without Dask);
+    ``workers``: processes of an embedded Dask cluster when more than one (default and 0 or 1: solve
+    in this process, without Dask's start-up);
     ``scheduler``: address of an existing Dask scheduler (then ``workers`` is unused).
     ``force`` replaces an existing ``out`` (and ``plot``); ``resume`` continues ``out``.
-    ``method``: a solver name, ``auto`` or ``exact`` (the same for one class); with query classes
-    also ``simulation``, and ``auto`` simulates a point past ``max_states`` as ``spn solve`` does,
-    with ``seed`` (the same at every point), ``rel_precision`` (default spn solve's 0.005) and
-    ``max_seconds`` (default 60 s per point); these three are unused for one class.
+    ``method``: as ``spn solve --method`` (``auto``: each point by the most exact method that fits its
+    budget, as :func:`spn.pipeline.evaluate` chooses), with ``seed`` (the same at every point),
+    ``rel_precision`` (default spn solve's 0.005) and ``max_seconds`` (default 60 s per point).
 
     >>> run_sweep("models/mapreduce.yaml", ["cluster.containers=1..4"], "r.csv", workers=0)  # doctest: +SKIP
     SweepSummary(out='r.csv', points=4, skipped=0, computed=4, failed=0, ...)
@@ -309,7 +319,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
         simulation = {"seed": layout.seed, "rel_precision": layout.rel_precision, "max_seconds": layout.max_seconds}
     else:
         cols = columns(grid, percentiles, deadline)
-        simulation = {}
+        simulation = {"seed": seed, "rel_precision": rel_precision, "max_seconds": max_seconds}
     record = SweepRecord.of(model, data, sets, grid_texts, grid, method=method, rtol=rtol, max_states=max_states,
                             percentiles=percentiles, deadline=deadline, **simulation)
     paths = [p for p, _ in grid]
@@ -318,7 +328,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     def make(index, values):
         overrides = tuple(f"{p}={v}" for p, v in zip(paths, values))
         return SweepTask(index, values, data, overrides, source, percentiles, deadline, method, rtol, max_states,
-                         layout)
+                         layout, seed, rel_precision, max_seconds)
 
     size = grid_size(grid)
     failed = 0
@@ -339,7 +349,8 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
         try:
             if not len(todo):
                 runner = "nothing to do"
-            elif scheduler is None and workers == 0:
+            elif scheduler is None and (workers is None or workers <= 1):
+                # Dask's start-up (seconds) pays only with more than one worker or a cluster of its own
                 runner = "this process"
                 for task in todo:
                     record_row(solve_point(task))
@@ -367,9 +378,6 @@ def _class_layout(data, grid, *, method, percentiles, deadline, seed, rel_precis
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
             raise ModelError(f"{name}: expected a positive number, got {value!r}", option=name)
     if not data.get("classes"):
-        if method == "simulation":
-            raise ModelError("method simulation: a sweep of a one-class model solves every point exactly "
-                             "(only a description with query classes is simulated)", option="method")
         return None
     one_class = next((path for path, _ in grid if path.split(".")[0] in ("workload", "phases", "edges")), None)
     if one_class is not None:

@@ -29,7 +29,7 @@ def _add_logs(parser) -> None:
 
 
 def _add_max_shape(parser, help: str) -> None:
-    parser.add_argument("--max-shape", type=_args.bounded_int(1, MAX_SHAPE), default=10, metavar="K",
+    parser.add_argument("--max-shape", type=_args.bounded_int(1, MAX_SHAPE), default=MAX_SHAPE, metavar="K",
                         help=f"{help} (default: %(default)s)")
 
 
@@ -54,7 +54,7 @@ def _register_fit(commands) -> None:
     fit.add_argument("--input-size", metavar="SIZE",
                      help="predict this input size (bytes, or with a unit: 64MB, 10GB, 2GiB) from two or more "
                      "logs at different input sizes")
-    _add_max_shape(fit, "cap on every Erlang shape, so that `spn solve` stays tractable")
+    _add_max_shape(fit, "cap on every Erlang shape (the same default as spn predict and every command that fits; spn solve answers wide chains by the job-alone method or simulation)")
     fit.add_argument("--method", choices=("mle", "moments"), default="mle",
                      help="Erlang fitting method (default: mle)")
     fit.add_argument("--empirical", action="store_true",

@@ -62,10 +62,10 @@ def register(commands) -> None:
         help="solve a grid of configurations (on Dask), streaming rows to a CSV",
         description="Solve every combination of the --grid values and append one CSV row per point as it "
         "finishes; --resume continues an interrupted sweep without solving a finished point again. Points run "
-        "on an embedded local Dask cluster (--workers), an existing one (--scheduler), or in this process "
-        "(--workers 0). With query classes (e.g. models/two-queues.yaml) each point is solved as spn solve "
-        "solves it: exactly while its chain fits --max-states, else simulated (the method column says which; "
-        "simulated rows carry 95 % intervals); a row has each class's R and X (classes.C.mean_execution_time, "
+        "in this process, on an embedded local Dask cluster (--workers N, N > 1) or an existing one (--scheduler). "
+        "Each point is solved as spn solve solves it: by the most exact method that fits --max-states and "
+        "--max-seconds (the method column says which; low and high are its interval); with query classes "
+        "(e.g. models/two-queues.yaml) a row has each class's R and X (classes.C.mean_execution_time, "
         "classes.C.throughput) and each queue's utilisation (queues.Q.utilization). A queue's capacity on the "
         "grid (queues.bi.capacity=0.25,0.5) gives the queues off the grid 1 - that share in proportion to "
         "their capacities, as spn plan --vary queues.NAME.capacity does, so capacities still sum to 1.",
@@ -82,8 +82,8 @@ def register(commands) -> None:
                        help="continue the sweep in --out: keep its rows, solve only the missing points")
     sweep.add_argument("--force", action="store_true", help="replace --out (and --plot) if they exist")
     sweep.add_argument("--workers", type=_args.bounded_int(0, MAX_WORKERS), default=None, metavar="N",
-                       help="worker processes of the embedded Dask cluster (default: CPU count; "
-                       "0: solve in this process without Dask)")
+                       help="worker processes of an embedded Dask cluster when N > 1 (default: solve in this "
+                       "process, without Dask's start-up)")
     sweep.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                        help="use the Dask cluster of this scheduler (its workers need spn installed)")
     sweep.add_argument("--plot", metavar="PNG",
@@ -93,19 +93,17 @@ def register(commands) -> None:
                        "or .jpg; an existing file is replaced only with --force)")
     _args.add_solver_options(
         sweep, methods=_args.METHODS + ("exact", "simulation"), tol_help="solver tolerance",
-        method_help="auto (default), exact or a solver name; with query classes auto simulates a point past "
-                    "--max-states (as spn solve does) and simulation simulates every point",
-        max_states_help="one class: a point past N tangible states fails (recorded in its error column); query "
-                        "classes: past N, --method auto simulates it, as spn solve does (default: %(default)s)",
+        method_help="as spn solve: auto (default) takes the most exact method that fits each point's budget; "
+                    "exact, simulation or a solver name: that method at every point",
+        max_states_help="the exact method's budget at each point (default: %(default)s)",
         json_help="print a JSON summary instead of a line")
     sweep.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
-                       help="query classes, a point that simulates: relative half-width of the 95 %% intervals "
+                       help="a point that simulates: relative half-width of the 95 %% intervals "
                             "(default: 0.005, as spn solve)")
     sweep.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                       help="query classes, a point that simulates: stop after T seconds with the interval reached "
-                            "(default: 60)")
+                       help="each point's time budget, every method included (default: 60)")
     sweep.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
-                       help="query classes: random seed of every simulated point (default: 1; the same at every "
+                       help="random seed of every simulated point (default: 1; the same at every "
                             "point: common random numbers)")
     sweep.set_defaults(run=run_sweep)
 

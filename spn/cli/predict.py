@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spn.analysis.predict import PREDICT_MAX_STATES
+from spn.defaults import MAX_STATES
 from spn.cli import _args
 
 
@@ -29,12 +29,11 @@ def register(commands) -> None:
     predict.add_argument("--rel-precision", type=_args.positive_float, default=0.005, metavar="E",
                          help="relative half-width of each 95 %% interval (default: %(default)s)")
     predict.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                         help="stop each configuration's simulation after T seconds")
+                         help="each configuration's time budget, every method included (default: 60)")
     predict.add_argument("--max-states", type=_args.bounded_int(1, _args.MAX_STATES_OPTION),
-                         default=PREDICT_MAX_STATES, metavar="N",
+                         default=MAX_STATES, metavar="N",
                          help="solve a configuration exactly only while its chain has at most N tangible states "
-                         "(default: %(default)s; the task laws are fitted at Erlang shapes up to 1,000, so "
-                         "its markings may be wide), else by the job-alone method or a simulation")
+                         "(default: %(default)s, as spn solve), else by the job-alone method or a simulation")
     _args.add_json(predict)
     predict.set_defaults(run=run_predict)
 
