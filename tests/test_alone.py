@@ -194,3 +194,155 @@ def test_a_large_sibling_group_agrees_with_a_long_simulation():
                                warmup_jobs=0).mean_execution_time
     assert result.low <= sim.ci_high and sim.ci_low <= result.high
     assert result.mean == pytest.approx(sim.value, rel=0.002)
+
+
+# --------------------------------------------------------------------------
+# Percentiles and P(R <= deadline), with bounds: the law on the grid, not only its mean
+# --------------------------------------------------------------------------
+
+QS = (1, 10, 50, 90, 99, 99.9)
+
+
+def dag(containers, phases, edges=()):
+    """A one-user description from (name, tasks, mean task time, Erlang shape) tuples and edges."""
+    return parse_description({"name": "d", "workload": {"users": 1, "think_time": 1.0},
+                              "cluster": {"containers": containers},
+                              "phases": [{"name": name, "tasks": n, "task_time": m, "shape": k}
+                                         for name, n, m, k in phases],
+                              "edges": [list(e) for e in edges]})
+
+
+def mapreduce(k, maps=6, reduces=3, containers=2):
+    # more maps than containers: the last map starts late (tau), then the reduces
+    return dag(containers, [("map", maps, 1.0, k), ("reduce", reduces, 0.5, k)], [("map", "reduce")])
+
+
+#: small one-user models the exact chain solves, each a different way of composing phases
+SMALL = {
+    **{f"mapreduce k={k}": mapreduce(k) for k in (1, 2, 3)},
+    "mapreduce 7 maps on 3": mapreduce(2, maps=7, reduces=4, containers=3),
+    # two parallel phases joined (independent ends: the product is exact), then exponential tasks (exact too)
+    "two parallel phases, then a join": dag(4, [("a", 2, 2.0, 3), ("b", 2, 1.0, 2), ("j", 5, 1.0, 1)],
+                                            [("a", "j"), ("b", "j")]),
+    # two parallel phases after a common one (their ends share it): series-parallel, composed exactly
+    "fork then join": dag(4, [("s", 3, 1.0, 2), ("a", 2, 1.0, 2), ("b", 2, 1.0, 1), ("z", 1, 1.0, 2)],
+                          [("s", "a"), ("s", "b"), ("a", "z"), ("b", "z")]),
+    # not series-parallel: d waits for a and b, c for a only; the lower law takes the Frechet bound
+    "N-shaped DAG": dag(4, [("a", 2, 1.0, 2), ("b", 2, 1.5, 3), ("c", 2, 1.0, 1), ("d", 2, 0.5, 2)],
+                        [("a", "c"), ("a", "d"), ("b", "d")]),
+    # siblings that need more than the containers: Graham's bound, W and p_max dependent
+    "siblings sharing the containers": siblings((3, 2.0, 3), (2, 0.5, 2), 2),
+    "siblings, many short tasks": siblings((6, 2.0, 8), (6, 0.1, 2), 3),
+    # two groups of siblings, the second waiting for both phases of the first (merging them once failed)
+    "crossed sibling groups": dag(2, [("b", 2, 1.0, 2), ("c", 2, 1.5, 1), ("d", 2, 1.0, 3), ("e", 1, 0.5, 2)],
+                                  [("b", "d"), ("b", "e"), ("c", "d"), ("c", "e")]),
+}
+
+
+@pytest.fixture(scope="module")
+def exact_laws():
+    from spn.analysis.evaluate import solve_with_distribution
+
+    return {name: solve_with_distribution(desc, percentiles=(50, 90, 99)) for name, desc in SMALL.items()}
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_the_lower_laws_cdf_is_above_the_point_estimates_and_the_upper_laws_below(name):
+    # the bounds are stochastic orders (R_low <=st R <=st R_high), not only bounds on the mean
+    result = job_alone(SMALL[name])
+    assert np.all(result.low_cdf >= result.cdf - 1e-12) and np.all(result.cdf >= result.high_cdf - 1e-12)
+    assert result.cdf.size == result.low_cdf.size == result.high_cdf.size and result.cdf[-1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_the_bounds_hold_the_exact_chains_percentiles_and_probabilities(name, exact_laws):
+    result, truth = job_alone(SMALL[name]), exact_laws[name]
+    for q, (value, low, high) in result.percentiles((50, 90, 99)).items():
+        exact = truth.percentiles[q]
+        assert low <= exact <= high, (q, low, exact, high)
+        assert low <= value <= high
+        # at the exact percentile P(R <= d) is q %: the probability's bounds hold it
+        _, p_low, p_high = result.probability(exact)
+        assert p_low - 1e-9 <= q / 100 <= p_high + 1e-9
+    assert result.low <= truth.mean_execution_time * (1 + 1e-6) <= result.high * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("name", ["mapreduce k=1", "two parallel phases, then a join", "fork then join"])
+def test_where_the_method_is_exact_its_percentiles_are_within_the_grid_step(name, exact_laws):
+    # exponential tasks (stationary residuals are exact), phases of n <= C, and a fork then a join
+    result, truth = job_alone(SMALL[name]), exact_laws[name]
+    for q, (value, _, _) in result.percentiles((50, 90, 99)).items():
+        assert value == pytest.approx(truth.percentiles[q], abs=result.step)
+    assert result.mean == pytest.approx(truth.mean_execution_time, rel=1e-4)
+
+
+def test_a_fork_then_a_join_is_not_taken_for_independent_branches(exact_laws):
+    # the ends of a and b both carry s's time: multiplying their CDFs made R 3.5 % too long, with
+    # zero-width "bounds" that missed the truth
+    truth = exact_laws["fork then join"].mean_execution_time
+    result = job_alone(SMALL["fork then join"])
+    assert result.low <= truth <= result.high and result.high - result.low <= 2.001 * result.step  # the grid's
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5])
+@pytest.mark.parametrize("n", [1, 3, 4])
+def test_a_phase_that_fits_has_the_closed_form_law_of_the_longest_task(n, k):
+    # n <= C tasks all start at 0: P(T <= t) = G(t)^n, G the Erlang(k) CDF of mean 1.5
+    from scipy.optimize import brentq
+
+    result = job_alone(one_phase(n, 4, k, mean=1.5))
+
+    def cdf(t):
+        return stats.gamma.cdf(t, k, scale=1.5 / k) ** n
+
+    for q, (value, low, high) in result.percentiles(QS).items():
+        exact = brentq(lambda t: cdf(t) - q / 100, 0.0, 100.0, xtol=1e-13)
+        assert low <= exact <= high and value == pytest.approx(exact, abs=result.step)
+        assert high - low <= 2 * result.step  # an exact law: only the grid is left
+    for d in (0.1, 0.9, 1.5, 2.7, 6.0):
+        value, low, high = result.probability(d)
+        assert low <= cdf(d) <= high and value == pytest.approx(cdf(d), abs=1e-6)
+
+
+def test_one_exponential_task_has_percentiles_minus_m_log_1_minus_q():
+    result = job_alone(one_phase(1, 3, 1, mean=2.0, distribution="exponential"))
+    for q, (value, low, high) in result.percentiles(QS).items():
+        exact = -2.0 * np.log(1 - q / 100)
+        assert low <= exact <= high and value == pytest.approx(exact, abs=result.step)
+    assert result.probability(2.0)[0] == pytest.approx(1 - np.exp(-1), abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["mapreduce k=3", "siblings sharing the containers", "N-shaped DAG"])
+def test_probability_and_percentile_are_inverse_of_each_other(name):
+    result = job_alone(SMALL[name])
+    for q in QS:
+        value = result.percentile(q)[0]
+        assert result.probability(value)[0] == pytest.approx(q / 100, abs=1e-9)
+    for d in np.linspace(result.percentile(1)[0], result.percentile(99.9)[0], 13):  # where the CDF rises
+        p = result.probability(d)[0]
+        assert result.percentile(100 * p)[0] == pytest.approx(d, abs=result.step)
+
+
+def test_the_probability_bounds_are_the_grid_points_around_the_deadline():
+    result = job_alone(mapreduce(2))
+    j = int(result.percentile(50)[0] / result.step)
+    value, low, high = result.probability((j + 0.5) * result.step)
+    assert (low, high) == (result.high_cdf[j], result.low_cdf[j + 1]) and low < value < high
+    assert result.probability(j * result.step)[1:] == (result.high_cdf[j], result.low_cdf[j])
+    assert result.probability(-1.0) == (0.0, 0.0, 0.0)
+    # past the stored grid every law has ended
+    assert result.probability(1e6) == pytest.approx((1.0, 1.0, 1.0), abs=1e-12)
+
+
+def test_the_percentile_error_bound_is_the_widest_relative_half_width():
+    result = job_alone(SMALL["siblings sharing the containers"])
+    widths = [max(v - lo, hi - v) / v for v, lo, hi in result.percentiles((50, 99)).values()]
+    assert result.percentile_error_bound((50, 99)) == pytest.approx(max(widths))
+    # an exact law: only the grid step is left, against Graham's bound for the siblings
+    assert job_alone(one_phase(4, 4, 3)).percentile_error_bound() < 1e-3 < result.percentile_error_bound()
+
+
+@pytest.mark.parametrize("q", [0, 100, -5, 150])
+def test_a_percentile_outside_0_100_is_refused(q):
+    with pytest.raises(ModelError, match=r"\(0, 100\)"):
+        job_alone(mapreduce(1)).percentile(q)

@@ -28,8 +28,29 @@ containers together are one group, bounded by list scheduling (Graham):
 ``W/c <= T <= W/c + (1 - 1/c) p_max`` whatever order their tasks take.
 
 Phases compose along the DAG on one time grid: a phase starts at the latest
-end of its parents (independent for series-parallel DAGs) and ends ``T``
-later. ``mean`` is the point estimate, ``low`` and ``high`` the bounds.
+end of its parents and ends ``T`` later. Series and parallel compositions
+are exact (a phase and its only child: the sum of their times; phases of the
+same parents and children: the longest), so a series-parallel DAG (a fork,
+then a join) reduces to one law; what is left, ends that share an ancestor
+meeting at a join, is bounded (:func:`_latest`).
+
+The result keeps three laws, on the grid: the point estimate and the laws
+of ``R_low`` (``tau + X``, ``W/c``, ...) and ``R_high`` (``tau`` + the longest
+of ``c`` fresh tasks, ...). The bounds are stochastic orders, not only on
+means: ``R_low <= R <= R_high`` in law, so their CDFs bracket R's at every
+time, ``low_cdf >= F_R >= high_cdf`` (the lower law's CDF is the highest),
+and so do their percentiles. Each step keeps the order: sums and maxima of
+independent times are monotone in each; Graham's ``W/c + (1 - 1/c) p_max``
+adds two times that grow with the same tasks, so the upper law takes
+``P(W/c + L <= t) >= max_s P(W/c <= s) P(L <= t - s)`` (they are associated);
+at a join of ends that share an ancestor, the product of their CDFs is below
+their joint CDF (upper law, and point estimate) and the smallest of them
+above it (lower law). On the grid, each convolution takes the duration's CDF
+at the end of the start's step that favours the bound (the point estimate at
+its middle), so the bounding CDFs hold at every grid point, to rounding.
+:meth:`AloneResult.percentile` and :meth:`AloneResult.probability` read them
+with the grid step included. ``mean``, ``low`` and ``high`` are the three
+laws' means (trapezoid rule: ``low`` and ``high`` within half a step).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 1.0},
@@ -37,11 +58,16 @@ later. ``mean`` is the point estimate, ``low`` and ``high`` the bounds.
 >>> result = job_alone(desc)
 >>> round(result.mean, 3)        # tau ~ Exp(2), then the longer of two Exp(1): 0.5 + 1.5
 2.0
+>>> [round(t, 2) for t in result.percentile(90)]   # the 90th percentile and its bounds
+[3.62, 2.97, 3.62]
+>>> [round(p, 3) for p in result.probability(2.0)]  # P(R <= 2 s) and its bounds
+[0.587, 0.586, 0.748]
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
@@ -59,22 +85,116 @@ MAX_ANTICHAINS = 100_000
 
 @dataclass(frozen=True)
 class AloneResult:
-    """The job's mean execution time (point estimate) and rigorous bounds, seconds; ``step`` of the grid."""
+    """R's law on a grid of ``step`` seconds: the point estimate's CDF and those of the laws bounding R.
+
+    ``low_cdf`` is the CDF of the law below R (pointwise the highest), ``high_cdf`` that of the law
+    above R (pointwise the lowest): ``low_cdf >= cdf >= high_cdf``, and R's own CDF is between the
+    two at every grid point. ``mean``, ``low`` and ``high`` are the three laws' means (seconds).
+    Past the arrays' end R's CDF is between ``high_cdf[-1]`` and 1 (the arrays stop where
+    ``high_cdf`` reaches 1, or at the grid's end).
+
+    >>> r = AloneResult(mean=1.0, low=1.0, high=1.0, step=0.5, cdf=np.array([0.0, 0.4, 1.0]),
+    ...                 low_cdf=np.array([0.0, 0.5, 1.0]), high_cdf=np.array([0.0, 0.2, 1.0]))
+    >>> [round(t, 4) for t in r.percentile(50)]  # the point CDF crosses 0.5 at 0.5 + 0.5 * 0.1 / 0.6
+    [0.5833, 0.0, 1.0]
+    >>> r.probability(0.5)        # P(R <= 0.5) is 0.4, and between 0.2 and 0.5
+    (0.4, 0.2, 0.5)
+    """
 
     mean: float
     low: float
     high: float
     step: float
+    cdf: np.ndarray = field(repr=False, compare=False)
+    low_cdf: np.ndarray = field(repr=False, compare=False)
+    high_cdf: np.ndarray = field(repr=False, compare=False)
     method: str = "job alone: order statistics (exact tau, stationary residuals), bounds M >= X and M <= max of c"
+
+    def __post_init__(self):
+        cdf, low, high = (np.maximum.accumulate(np.clip(np.asarray(law, dtype=float), 0.0, 1.0))
+                          for law in (self.cdf, self.low_cdf, self.high_cdf))
+        # nondecreasing and ordered (the FFTs leave 1e-16 wiggles): raising the lower law's CDF, or
+        # lowering the upper law's, only loosens them
+        for name, law in (("cdf", cdf), ("low_cdf", np.maximum(low, cdf)), ("high_cdf", np.minimum(high, cdf))):
+            law.flags.writeable = False
+            object.__setattr__(self, name, law)
 
     @property
     def error_bound(self) -> float:
         """Relative half-width of what the bounds allow around the point estimate."""
         return max(self.mean - self.low, self.high - self.mean) / self.mean
 
+    def percentile(self, q: float) -> tuple[float, float, float]:
+        """R's ``q``-th percentile (0 < q < 100): ``(value, low, high)``, seconds, ``low <= R_q <= high``.
+
+        ``value`` interpolates the point CDF linearly. The bounds are grid points: the one before
+        the first where ``low_cdf`` reaches q (R's CDF is below q there) and the first where
+        ``high_cdf`` does (R's is at or above) -- each within one step of the bounding law's own
+        interpolated percentile; ``inf`` when ``high_cdf`` never reaches q.
+
+        >>> r = AloneResult(1.0, 1.0, 1.0, 0.5, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+        >>> r.percentile(25)
+        (0.125, 0.0, 0.5)
+        """
+        if not 0 < q < 100:
+            raise ModelError(f"a percentile is in (0, 100), got {q!r}")
+        p = q / 100.0
+        low = max(int(np.searchsorted(self.low_cdf, p)) - 1, 0) * self.step
+        j = int(np.searchsorted(self.high_cdf, p))
+        high = j * self.step if j < self.high_cdf.size else math.inf
+        j = int(np.searchsorted(self.cdf, p))
+        if j == 0:
+            value = 0.0
+        elif j == self.cdf.size:
+            value = math.inf
+        else:
+            below, above = self.cdf[j - 1], self.cdf[j]
+            value = (j - 1 + (p - below) / (above - below)) * self.step
+        return float(min(max(value, low), high)), float(low), float(high)
+
+    def percentiles(self, qs) -> dict[float, tuple[float, float, float]]:
+        """``{q: (value, low, high)}`` for each percentile in ``qs``; see :meth:`percentile`."""
+        return {float(q): self.percentile(float(q)) for q in qs}
+
+    def probability(self, deadline: float) -> tuple[float, float, float]:
+        """P(R <= ``deadline``): ``(value, low, high)``, the true probability within ``[low, high]``.
+
+        ``value`` interpolates the point CDF; the bounds take the grid points around the deadline:
+        P(R <= d) >= P(R <= t_j) >= high_cdf[j] for t_j <= d, and <= low_cdf[j'] for t_j' >= d.
+
+        >>> r = AloneResult(1.0, 1.0, 1.0, 0.5, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+        >>> r.probability(0.125)
+        (0.25, 0.0, 1.0)
+        """
+        d = float(deadline)
+        if d < 0:
+            return 0.0, 0.0, 0.0
+        last = self.cdf.size - 1
+        below = math.floor(d / self.step)
+        below -= below * self.step > d  # the division may round up
+        above = math.ceil(d / self.step)
+        above += above * self.step < d
+        value = float(np.interp(d, np.arange(last + 1) * self.step, self.cdf))
+        low = float(self.high_cdf[min(below, last)])
+        high = float(self.low_cdf[above]) if above <= last else 1.0
+        return float(min(max(value, low), high)), float(low), float(high)
+
+    def percentile_error_bound(self, qs=(50, 90, 99)) -> float:
+        """The largest relative half-width ``max(value - low, high - value) / value`` over ``qs``.
+
+        >>> r = AloneResult(1.0, 1.0, 1.0, 0.5, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+        >>> r.percentile_error_bound([50])
+        1.0
+        """
+        worst = 0.0
+        for value, low, high in self.percentiles(qs).values():
+            finite = 0 < value and high < math.inf
+            worst = max(worst, max(value - low, high - value) / value if finite else math.inf)
+        return worst
+
 
 def job_alone(desc) -> AloneResult:
-    """The mean execution time of one job alone (one user), with bounds; see the module doc.
+    """The execution-time law of one job alone (one user), with bounds: mean, percentiles, P(R <= d).
 
     Raises :class:`~spn.exceptions.ModelError` when the method does not apply:
     more than one user, a law other than Erlang or exponential, or phases
@@ -107,19 +227,88 @@ def job_alone(desc) -> AloneResult:
                    phase_time_cdfs(phases[node].tasks, containers, _shape(phases[node]), phases[node].task_time,
                                    grid))
             for node, members in groups.items()}
+    dag, laws = _series_parallel(dag, laws)
+    ancestry = {node: nx.ancestors(dag, node) | {node} for node in dag}
     ends = {}
     for name in nx.topological_sort(dag):
         parents = list(dag.predecessors(name))
-        start = [np.prod([ends[q][v] for q in parents], axis=0) if parents else np.ones_like(grid)
-                 for v in range(3)]
-        ends[name] = [_add(start[v], laws[name][v]) for v in range(3)]
+        start = [_latest([ends[q][v] for q in parents], [ancestry[q] for q in parents], v) if parents
+                 else np.ones_like(grid) for v in range(3)]
+        ends[name] = [_add(start[v], laws[name][v], v) for v in range(3)]
     sinks = [n for n in dag if dag.out_degree(n) == 0]
-    finish = [np.prod([ends[s][v] for s in sinks], axis=0) for v in range(3)]
-    if finish[2][-1] < 1 - 1e-9:
+    finish = [_latest([ends[s][v] for s in sinks], [ancestry[s] for s in sinks], v) for v in range(3)]
+    if finish[HIGH][-1] < 1 - 1e-9:
         raise ModelError("the job-alone grid did not reach the job's end: a phase is far longer than its mean says")
     mean, low, high = (_mean(f, step) for f in finish)
     # the upper law's CDF is the lowest and the lower law's the highest: their means bracket
-    return AloneResult(mean=mean, low=min(low, mean), high=max(high, mean), step=step)
+    done = np.flatnonzero(finish[HIGH] >= 1.0)  # past it all three CDFs are 1: not kept
+    keep = done[0] + 1 if done.size else grid.size
+    return AloneResult(mean=mean, low=min(low, mean), high=max(high, mean), step=float(step),
+                       cdf=finish[POINT][:keep], low_cdf=finish[LOW][:keep], high_cdf=finish[HIGH][:keep])
+
+
+#: the three laws computed side by side: the point estimate, the law below R (highest CDF), above R (lowest)
+POINT, LOW, HIGH = 0, 1, 2
+
+
+def _series_parallel(dag: nx.DiGraph, laws: dict) -> tuple[nx.DiGraph, dict]:
+    """The DAG reduced as far as series and parallel compositions go, and each node's duration laws.
+
+    A node whose only child has no other parent runs it right after: one node, the sum of their
+    times. Nodes of the same parents and the same children start together: one node, the longest
+    of their times. Both are exact (the phases' times are independent), unlike the product of the
+    CDFs of ends that share an ancestor: a series-parallel DAG (a fork, then a join) reduces to one
+    node, and the joins left to :func:`_latest` are those of other DAGs.
+
+    >>> one = [np.array([0.0, 1.0, 1.0])] * 3
+    >>> fork_join = nx.DiGraph([("s", "a"), ("s", "b"), ("a", "z"), ("b", "z")])
+    >>> list(_series_parallel(fork_join, dict.fromkeys("sabz", one))[0])
+    [('series', ('series', 's', ('parallel', 'a', 'b')), 'z')]
+    """
+    dag, laws = dag.copy(), dict(laws)
+
+    def replace(old: list, new, parents, children, law):
+        dag.remove_nodes_from(old)
+        dag.add_edges_from([(p, new) for p in parents] + [(new, c) for c in children])
+        dag.add_node(new)
+        laws[new] = law
+
+    while True:
+        families: dict = {}
+        for node in dag:
+            families.setdefault((frozenset(dag.predecessors(node)), frozenset(dag.successors(node))), []).append(node)
+        twins = next((members for members in families.values() if len(members) > 1), None)
+        if twins:  # tuples, never a phase's name (a string)
+            parents, children = set(dag.predecessors(twins[0])), set(dag.successors(twins[0]))
+            replace(twins, ("parallel", *twins), parents, children,
+                    [np.prod([laws[m][v] for m in twins], axis=0) for v in range(3)])
+            continue
+        pair = next(((u, v) for u in dag for v in dag.successors(u)
+                     if dag.out_degree(u) == 1 and dag.in_degree(v) == 1), None)
+        if pair is None:
+            return dag, laws
+        u, v = pair
+        replace([u, v], ("series", u, v), set(dag.predecessors(u)), set(dag.successors(v)),
+                [_add(laws[u][w], laws[v][w], w) for w in range(3)])
+
+
+def _latest(cdfs: list, ancestries: list, law: int) -> np.ndarray:
+    """CDF of the latest of several phases' ends (a join, or the job's end), for one of the three laws.
+
+    Ends whose phases share no ancestor are independent: the product of their CDFs. Ends that share
+    one are associated (nondecreasing in the same tasks' times) and together below t more often than
+    independent ones: the product is below their joint CDF, right for the upper law and close for
+    the point estimate (which it lengthens a little), while the lower law, which must stay above, takes
+    the smallest CDF of each set of ends tied by common ancestors (Frechet).
+    """
+    if law != LOW:
+        return np.prod(cdfs, axis=0)
+    groups: list[tuple[set, list]] = []
+    for cdf, ancestry in zip(cdfs, ancestries):
+        tied = [g for g in groups if g[0] & ancestry]
+        groups = [g for g in groups if not g[0] & ancestry]
+        groups.append((set(ancestry).union(*(g[0] for g in tied)), [cdf] + [c for g in tied for c in g[1]]))
+    return np.prod([np.min(members, axis=0) for _, members in groups], axis=0)
 
 
 def phase_time_cdfs(n: int, containers: int, shape: int, mean: float, grid: np.ndarray) -> list[np.ndarray]:
@@ -133,7 +322,7 @@ def phase_time_cdfs(n: int, containers: int, shape: int, mean: float, grid: np.n
     start = _last_start_cdf(n - c, c, shape, rate, grid)
     residual = _residual_cdf(shape, rate, grid)
     laws = [task * residual ** (c - 1), task, task ** c]
-    return [_add(start, law) for law in laws]
+    return [_add(start, law, v) for v, law in enumerate(laws)]
 
 
 def _last_start_cdf(j: int, c: int, shape: int, rate: float, grid: np.ndarray) -> np.ndarray:
@@ -208,15 +397,16 @@ def _group_time_cdfs(members, containers: int, grid: np.ndarray) -> list[np.ndar
     """CDFs of the time of sibling phases that start together and share the containers (see _merge_siblings).
 
     Bounds of list scheduling (Graham), true for any order the free containers take the tasks in:
-    W/c <= T <= W/c + (1 - 1/c) p_max, W the group's total work and p_max its longest task (the upper
-    law adds p_max as if independent of W, which keeps its mean). Point estimate: the phase of most
-    work as a phase alone (tau + M), started after the others' work spread over the containers.
+    W/c <= T <= W/c + (1 - 1/c) p_max, W the group's total work and p_max its longest task (both
+    grow with the same tasks: the upper law is :func:`_sup_product`'s, not their convolution, which
+    has the mean right but not the law). Point estimate: the phase of most work as a phase alone
+    (tau + M), started after the others' work spread over the containers.
     """
     c = min(containers, sum(p.tasks for p in members))
     work = [stats.gamma.cdf(grid, p.tasks * _shape(p), scale=p.task_time / _shape(p) / c) for p in members]
-    total = work[0]
+    total = {LOW: work[0], HIGH: work[0]}
     for other in work[1:]:
-        total = _add(total, other)
+        total = {v: _add(total[v], other, v) for v in total}
     longest = np.prod([stats.gamma.cdf(grid / (1 - 1 / c), _shape(p), scale=p.task_time / _shape(p)) ** p.tasks
                        for p in members], axis=0) if c > 1 else np.ones_like(grid)
     main = max(range(len(members)), key=lambda i: members[i].tasks * members[i].task_time)
@@ -226,32 +416,61 @@ def _group_time_cdfs(members, containers: int, grid: np.ndarray) -> list[np.ndar
             rest = law if rest is None else _add(rest, law)
     p = members[main]
     alone = phase_time_cdfs(p.tasks, containers, _shape(p), p.task_time, grid)[0]
-    low, high = total, _add(total, longest)
+    low, high = total[LOW], _sup_product(total[HIGH], longest)
     point = np.clip(_add(rest, alone), high, low)  # inside the bounds: between the two CDFs
     return [point, low, high]
 
 
+#: shifts of the second law that :func:`_sup_product` tries, at most (fewer only loosen the bound)
+SUP_SHIFTS = 2000
+
+
+def _sup_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A CDF below that of A + B for associated A and B (CDFs ``a``, ``b`` on the grid), any dependence
+    of that kind: P(A + B <= t) >= P(A <= s, B <= t - s) >= a(s) b(t - s), the best s on the grid.
+
+    >>> _sup_product(np.array([0.0, 0.5, 1.0, 1.0]), np.array([0.0, 0.5, 1.0, 1.0]))
+    array([0.  , 0.  , 0.25, 0.5 ])
+    """
+    moving = np.flatnonzero((b > 0) & (b < 1))
+    shifts = moving[np.linspace(0, moving.size - 1, min(moving.size, SUP_SHIFTS)).astype(int)]
+    shifts = np.unique(np.concatenate([shifts, np.flatnonzero(b >= 1)[:1]]))  # past it b is 1: only the first
+    out = np.zeros_like(a)
+    for k in shifts:
+        out[k:] = np.maximum(out[k:], a[:a.size - k] * b[k])
+    return out
+
+
 def _merge_siblings(dag: nx.DiGraph, tasks: dict, containers: int) -> tuple[nx.DiGraph, dict]:
     """The DAG with each group of sibling phases (same parents, same children) that need more than the
-    containers together merged into one node; and node -> the phases it stands for."""
-    by_family: dict = {}
-    for node in dag:
-        family = (frozenset(dag.predecessors(node)), frozenset(dag.successors(node)))
-        by_family.setdefault(family, []).append(node)
-    groups = {node: [node] for node in dag}
+    containers together merged into one node; and node -> the phases it stands for.
+
+    One group at a time, on the DAG merged so far (merging a family all at once re-created the
+    parents a previous merge had removed).
+
+    >>> crossed = nx.DiGraph([("b", "d"), ("b", "e"), ("c", "d"), ("c", "e")])
+    >>> sorted(_merge_siblings(crossed, dict.fromkeys("bcde", 2), 2)[0].edges)
+    [('b+c', 'd+e')]
+    """
     merged = dag.copy()
-    for (parents, children), members in by_family.items():
-        if len(members) < 2 or sum(tasks[m] for m in members) <= containers:
-            continue
-        name = "+".join(sorted(members))
+    groups = {node: [node] for node in dag}
+    while True:
+        by_family: dict = {}
+        for node in merged:
+            by_family.setdefault((frozenset(merged.predecessors(node)), frozenset(merged.successors(node))),
+                                 []).append(node)
+        crowded = next(((parents, children, members) for (parents, children), members in by_family.items()
+                        if len(members) > 1 and sum(tasks[p] for m in members for p in groups[m]) > containers),
+                       None)
+        if crowded is None:
+            return merged, groups
+        parents, children, members = crowded
+        phases = sorted(p for m in members for p in groups.pop(m))
+        name = "+".join(phases)
         merged.remove_nodes_from(members)
         merged.add_node(name)
-        merged.add_edges_from((q, name) for q in parents)
-        merged.add_edges_from((name, q) for q in children)
-        for m in members:
-            del groups[m]
-        groups[name] = sorted(members)
-    return merged, groups
+        merged.add_edges_from([(q, name) for q in parents] + [(name, q) for q in children])
+        groups[name] = phases
 
 
 def _residual_cdf(shape: int, rate: float, grid: np.ndarray) -> np.ndarray:
@@ -263,15 +482,23 @@ def _residual_cdf(shape: int, rate: float, grid: np.ndarray) -> np.ndarray:
     return (x * stats.poisson.cdf(shape - 2, x) + shape * stats.poisson.sf(shape - 1, x)) / shape
 
 
-def _add(start_cdf: np.ndarray, duration_cdf: np.ndarray) -> np.ndarray:
+def _add(start_cdf: np.ndarray, duration_cdf: np.ndarray, law: int = POINT) -> np.ndarray:
     """CDF of start + duration (independent) on the grid: the start's pmf convolved with the duration's CDF.
 
-    The start's mass in a step (t - h, t] sits, on average, half a step early: the duration's CDF is
-    taken half a step later (linear interpolation), which removes the grid's first-order bias.
+    The start's mass in a step (t - h, t] leaves the duration between t_j - t and t_j - t + h to
+    end by t_j: the lower law (CDF above) takes the duration's CDF a step later, the upper law (CDF
+    below) as is, which holds at every grid point; the point estimate takes the middle (linear
+    interpolation), which removes the grid's first-order bias.
+
+    >>> one_step = np.array([0.0, 1.0, 1.0])     # a time in (0, h]: the sum of two is in (0, 2h]
+    >>> _add(one_step, one_step, LOW).round(12), _add(one_step, one_step, HIGH).round(12)
+    (array([0., 1., 1.]), array([0., 0., 1.]))
     """
     pmf = np.diff(start_cdf, prepend=0.0)
     at_zero, pmf[0] = pmf[0], 0.0  # a start at exactly 0 (an atom) is not spread over a step
-    later = np.append(0.5 * (duration_cdf[:-1] + duration_cdf[1:]), duration_cdf[-1])
+    later = {POINT: lambda f: np.append(0.5 * (f[:-1] + f[1:]), f[-1]),
+             LOW: lambda f: np.append(f[1:], 1.0),  # past the grid: at most 1
+             HIGH: lambda f: f}[law](duration_cdf)
     size = 1 << int(np.ceil(np.log2(2 * pmf.size)))
     total = np.fft.irfft(np.fft.rfft(pmf, size) * np.fft.rfft(later, size), size)[:pmf.size]
     total += at_zero * duration_cdf
