@@ -15,6 +15,13 @@ Estimates are ratio estimators over the replications (see
   * engine ``cluster``: the mean of the execution times (submission to end) of the
     jobs that ended in the window, which the cluster simulator sees one by one.
 
+Percentiles of R and P(R <= deadline): ``job_times=True`` keeps the execution time of each
+job a replication measured (engines ``cluster`` and ``compiled``, which follow every job;
+the net pools them), and :meth:`SimulationReport.percentiles` and
+:meth:`SimulationReport.deadline_probability` estimate them with intervals
+(:mod:`spn.simulation.quantiles`: order statistics for one user, whose jobs are i.i.d.;
+sectioning over the independent replications for several).
+
 A description with query classes (docs/design.md §4.6) is simulated by the cluster
 engine only (:class:`~spn.simulation.queues.QueueSimulator`): the same estimators per
 class (R_c, X_c, over the class's own jobs) and per queue (utilisation = ∫ containers
@@ -368,9 +375,11 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     ``job_times=True`` keeps every measured job's execution time (``SimulationReport.job_times``,
     8 bytes a job), for :meth:`SimulationReport.percentiles` and
     :meth:`~SimulationReport.deadline_probability`; engines ``cluster`` and ``compiled``, one class
-    (the net pools jobs: a :class:`ModelError` says so). The stopping rule still looks at R only.
+    (the net pools jobs: a :class:`ModelError` says so; with ``engine=None`` it is ``cluster``).
+    The stopping rule still looks at R only.
     """
-    engine = default_engine(desc) if engine is None else engine
+    if engine is None:     # the net keeps no job's own time: job times come from the job-level engine
+        engine = "cluster" if job_times else default_engine(desc)
     if engine not in ENGINES:
         raise ModelError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "net":
@@ -398,6 +407,10 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     ss = seed_sequence(seed)
     if pool_finished_tasks and engine != "cluster":
         raise ModelError("pool_finished_tasks applies to the cluster engine only")
+    if pool_finished_tasks and job_times:
+        raise ModelError("job_times: with pool_finished_tasks one job's finished tasks can end another (the "
+                         "net's pooling), so a job's own execution time is not defined; leave it off",
+                         option="job_times")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     times = [] if job_times else None
