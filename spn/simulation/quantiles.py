@@ -24,10 +24,12 @@ n the fewest jobs a replication measured: measured on i.i.d. exponential and log
 (σ = 1.5) samples, 3,000 runs per row, the 95 % interval covers 0.94-0.955 of the time
 from 10 jobs on, 0.92-0.94 at 3-4 jobs, 0.86-0.89 at 0.5-1. Past that, the unresolved side
 of the interval is infinite, and the other side is the bound of the most extreme level
-resolved (percentiles grow with p). A probability whose rarer side has fewer than 10 jobs
-per replication widens to Korn & Graubard's Clopper–Pearson interval with effective sample
-size R (an average of correlated jobs varies at most as much as one job, so the R·n jobs
-are worth at least R independent ones): no zero-width interval from zero exceedances.
+resolved (percentiles grow with p). A probability needs no replication's own percentile,
+only the mean of R independent fractions: its t-interval covers 0.93-0.95 of the time once
+10 jobs in all are on its rarer side (binomial counts, R = 10 to 100), 0.80 at 3. With fewer,
+it widens to Korn & Graubard's Clopper–Pearson interval with effective sample size R (an
+average of correlated jobs varies at most as much as one job, so the R·n jobs are worth at
+least R independent ones): no zero-width interval from zero exceedances.
 
 >>> import math
 >>> import numpy as np
@@ -51,7 +53,8 @@ from scipy.stats import beta, binom
 from spn.exceptions import ModelError
 from spn.simulation.statistics import Estimate, ratio_estimate, t_quantile
 
-#: jobs a replication must have beyond a percentile (expected) for its own percentile to be trusted
+#: jobs a replication must have beyond a percentile (expected) for its own percentile to be trusted,
+#: and jobs in all on the rarer side of a deadline for the t-interval of its probability
 MIN_TAIL_JOBS = 10
 
 
@@ -138,7 +141,7 @@ def probability_estimate(samples_per_replication, deadline: float, confidence: f
 
     ``independent=True``: Clopper–Pearson on the pooled jobs; else the ratio estimator over
     replications, widened to Korn & Graubard's interval (effective sample size R) when the
-    rarer side has fewer than ``MIN_TAIL_JOBS`` jobs per replication. Always within [0, 1].
+    rarer side has fewer than ``MIN_TAIL_JOBS`` jobs in all. Always within [0, 1].
 
     >>> e = probability_estimate([[1.0, 2.0], [1.5, 2.5]], 3.0, independent=True)
     >>> e.value, round(e.ci_low, 3), e.ci_high      # 4 of 4 jobs: not a zero-width interval
@@ -157,7 +160,7 @@ def probability_estimate(samples_per_replication, deadline: float, confidence: f
         return Estimate(float(K / M), lo, hi, confidence, R)
     ratio = ratio_estimate(counts, sizes, confidence)
     lo, hi = max(ratio.ci_low, 0.0), min(ratio.ci_high, 1.0)
-    if min(K, M - K) < MIN_TAIL_JOBS * R:
+    if min(K, M - K) < MIN_TAIL_JOBS:
         kg_lo, kg_hi = _clopper_pearson(K / M * R, R, confidence)
         lo, hi = min(lo, kg_lo), max(hi, kg_hi)
     return Estimate(float(K / M), lo, hi, confidence, R)
