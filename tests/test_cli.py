@@ -202,7 +202,7 @@ def test_solve_defaults(capsys, fake_pipeline):
     [(source, settings, options)] = fake_pipeline.calls
     budget = options["budget"]
     assert options["method"] == "auto" and budget.rtol == 1e-10 and budget.max_states == 2_000_000
-    assert budget.max_seconds == 60 and options["question"].percentiles == ()
+    assert budget.max_seconds == 30 and options["question"].percentiles == ()
     assert budget.progress is False  # stderr is not a terminal under pytest
 
 

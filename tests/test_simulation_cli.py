@@ -65,9 +65,15 @@ def test_a_deterministic_model_runs_through_spn_simulate(capsys, deterministic):
     result = json.loads(out)
     assert result["mean_execution_time"] == pytest.approx(2.5, rel=1e-9)
     assert result["ci_low"] == pytest.approx(2.5, rel=1e-9) and result["ci_high"] == pytest.approx(2.5, rel=1e-9)
-    # and the analytic path refuses it, pointing here
-    code, out, err = run(capsys, "solve", deterministic)
-    assert code == 2 and "spn simulate" in err
+    # spn solve has no exact chain for it, so it simulates too, and says why
+    code, out, err = run(capsys, "solve", deterministic, "--json", "--seed", "4")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["method"] == "simulation" and "no exact CTMC" in result["reason"]
+    assert result["mean_execution_time"] == pytest.approx(2.5, rel=1e-9)
+    # naming the exact method is strict: one line, pointing to the simulation
+    code, out, err = run(capsys, "solve", deterministic, "--method", "exact")
+    assert code == 2 and "no exact CTMC" in err
 
 
 def test_the_same_seed_gives_the_same_json(capsys):

@@ -196,8 +196,13 @@ def solve_point(task: SweepTask) -> dict:
             from spn.analysis.sweep_classes import solve_class_point
 
             row.update(solve_class_point(task))
+        elif "logs" in task.data:
+            from spn.pipeline.source import configure
+
+            desc = configure(task.data["logs"], [*task.data["sets"], *task.overrides])
         else:
             desc = parse_description(task.data, task.overrides, source=task.source)
+        if task.classes is None:
             limits = {name: value for name, value in (("rel_precision", task.rel_precision),
                                                        ("max_seconds", task.max_seconds)) if value is not None}
             result = evaluate_description(desc, question=Question(task.percentiles, task.deadline),
@@ -309,10 +314,15 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
         raise ModelError(f"scheduler: expected an address tcp://HOST:PORT, got {_short(scheduler)!r}",
                          option="scheduler")
     check_outputs(out, plot, resume=resume, force=force)
-    data = model_data(model, sets)
-    layout = _class_layout(data, grid, method=method, percentiles=percentiles, deadline=deadline, seed=seed,
-                           rel_precision=rel_precision, max_seconds=max_seconds)
-    first = _check_values(model, data, grid, layout)
+    logs = _logs(model)
+    if logs:        # a pilot's logs: every point is fitted (Spark keys apply the what-if rules)
+        data, layout = {"logs": logs, "sets": list(sets)}, None
+        _check_log_points(logs, sets, grid)
+    else:
+        data = model_data(model, sets)
+        layout = _class_layout(data, grid, method=method, percentiles=percentiles, deadline=deadline, seed=seed,
+                               rel_precision=rel_precision, max_seconds=max_seconds)
+        first = _check_values(model, data, grid, layout)
     if layout is not None:
         layout = dataclasses.replace(layout, classes=names_of(first)[0], queues=names_of(first)[1])
         cols = class_columns(grid, layout)
@@ -405,6 +415,23 @@ def _check_paths(data, grid) -> None:
             text = str(error)
             prefix = f"--set {path}={values[0]}: "
             raise ModelError(f"--grid {path}: {text[len(prefix):] if text.startswith(prefix) else text}") from None
+
+
+def _logs(model) -> list[str] | None:
+    """The log paths of a sweep over a pilot's logs, or None for a description file."""
+    from spn.pipeline.source import is_description_file
+
+    paths = [model] if isinstance(model, (str, os.PathLike)) else list(model)
+    if len(paths) == 1 and is_description_file(paths[0]):
+        return None
+    return [str(p) for p in paths]
+
+
+def _check_log_points(logs, sets, grid) -> None:
+    """Fit the first point before any other: a bad log or setting is one line before the sweep starts."""
+    from spn.pipeline.source import configure
+
+    configure(logs, [*sets, *(f"{path}={values[0]}" for path, values in grid)])
 
 
 def _check_values(model, data, grid, layout: ClassSweep | None = None):

@@ -120,6 +120,18 @@ def add_model(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="model description (.yaml, .yml or .json)")
 
 
+def add_source(parser) -> None:
+    """MODEL: a description, or a pilot's logs (:mod:`spn.pipeline.source`); read by :func:`source`."""
+    parser.add_argument("model", nargs="+", metavar="MODEL",
+                        help="a model description (.yaml, .yml or .json), or the logs of a pilot run (Spark event "
+                             "logs, .jhist): then Spark keys (spark.executor.instances=...) apply the what-if rules")
+
+
+def source(args):
+    """The one path of MODEL, or the list of logs."""
+    return args.model[0] if len(args.model) == 1 else list(args.model)
+
+
 def add_set(parser, help: str = "override a value (repeatable)") -> None:
     parser.add_argument("--set", metavar="PATH=VALUE", action="append", default=[], help=help)
 

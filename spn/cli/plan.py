@@ -28,7 +28,7 @@ def register(commands) -> None:
         "proportions), a max_capacity below a probe's capacity is raised to it (the output says so), and a "
         "share whose 95 % interval straddles the bound is refined, then reported as undecided.",
     )
-    _args.add_model(plan)
+    _args.add_source(plan)
     plan.add_argument("--vary", required=True, metavar="PATH=LO..HI",
                       help="the parameter and its integer range (or a list V1,V2,...), e.g. cluster.containers=1..400; "
                            "or a queue's share, queues.NAME.capacity=LO..HI with 0 < LO <= HI < 1")
@@ -51,7 +51,8 @@ def register(commands) -> None:
                       help="queue share: a share whose interval straddles a bound is refined down to this "
                            "precision before it is called undecided (default: --rel-precision / 4)")
     plan.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                      help="seconds one simulation may take (default: 60); its interval is used either way")
+                      help="each value's time budget, every method included (default: 30; a queue-share plan: each "
+                           "simulation, default 60); an interval is used either way")
     plan.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
                       help="random seed of every simulation (default: 1, so that a plan repeats; the same seed "
                            "at every value: common random numbers)")
@@ -70,7 +71,7 @@ def register(commands) -> None:
         "grid (queues.bi.capacity=0.25,0.5) gives the queues off the grid 1 - that share in proportion to "
         "their capacities, as spn plan --vary queues.NAME.capacity does, so capacities still sum to 1.",
     )
-    _args.add_model(sweep)
+    _args.add_source(sweep)
     sweep.add_argument("--grid", required=True, action="append", metavar="PATH=VALUES",
                        help="a parameter and its values: V1,V2,... or LO..HI (repeatable; the first varies slowest); "
                             "PATH as --set takes it, e.g. cluster.containers, classes.dashboard.users, "
@@ -101,7 +102,7 @@ def register(commands) -> None:
                        help="a point that simulates: relative half-width of the 95 %% intervals "
                             "(default: 0.005, as spn solve)")
     sweep.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                       help="each point's time budget, every method included (default: 60)")
+                       help="each point's time budget, every method included (default: 30)")
     sweep.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
                        help="random seed of every simulated point (default: 1; the same at every "
                             "point: common random numbers)")
@@ -118,7 +119,7 @@ def run_plan(args) -> int:
         return _plan_queue_share(args, targets)
     _args.parse_option("--vary", vary_values, args.vary)
     simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
-    result = plan(args.model, args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
+    result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
                   exhaustive=args.exhaustive, **_args.solver_options(args), **simulation)
     if args.json:
         _args.print_json(result.as_dict())
@@ -144,7 +145,7 @@ def _plan_queue_share(args, targets) -> int:
     if args.refine_to is not None and args.refine_to > precision:
         raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {precision:g}")
     result = plan_queue_share(
-        args.model, args.vary, targets, sets=args.set, seed=args.seed, rel_precision=precision,
+        _args.source(args), args.vary, targets, sets=args.set, seed=args.seed, rel_precision=precision,
         refine_to=args.refine_to, max_seconds=args.max_seconds or 60.0, progress=_args.progress(args))
     if args.json:
         _args.print_json(result.as_dict())
@@ -165,7 +166,7 @@ def run_sweep(args) -> int:
                        "--force replaces the file")
     if os.path.isdir(args.out):
         raise SpnError(f"--out {args.out} is a directory")
-    summary = run_sweep(args.model, args.grid, args.out, sets=args.set, percentiles=args.percentiles or (),
+    summary = run_sweep(_args.source(args), args.grid, args.out, sets=args.set, percentiles=args.percentiles or (),
                         deadline=args.deadline, resume=args.resume, force=args.force, workers=args.workers,
                         scheduler=args.scheduler, plot=args.plot, seed=args.seed,
                         rel_precision=args.rel_precision, max_seconds=args.max_seconds, **_args.solver_options(args))

@@ -29,7 +29,7 @@ def register(commands) -> None:
     predict.add_argument("--rel-precision", type=_args.positive_float, default=0.005, metavar="E",
                          help="relative half-width of each 95 %% interval (default: %(default)s)")
     predict.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                         help="each configuration's time budget, every method included (default: 60)")
+                         help="each configuration's time budget, every method included (default: 30)")
     predict.add_argument("--max-states", type=_args.bounded_int(1, _args.MAX_STATES_OPTION),
                          default=MAX_STATES, metavar="N",
                          help="solve a configuration exactly only while its chain has at most N tangible states "

@@ -34,7 +34,7 @@ def register(commands) -> None:
                             "time (default: 0.005)")
     solve.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                        help="the whole evaluation's time budget: an exact chain projected past it is left for "
-                            "another method, and a simulation stops with the interval reached (default: 60)")
+                            "another method, and a simulation stops with the interval reached (default: 30)")
     _args.add_seed(solve)
     solve.set_defaults(run=run_solve)
 

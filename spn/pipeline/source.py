@@ -30,6 +30,9 @@ __all__ = ["configure", "is_description_file", "split_settings"]
 
 #: the suffixes of model description files; any other file is read as an execution log
 DESCRIPTION_SUFFIXES = (".yaml", ".yml")
+#: spn's own what-if keys beside Spark's (``spark.*``); :data:`spn.fit.whatif.KEYS` checks them all
+#: (known here by name, so that a description file's settings never load the fitting code)
+WHAT_IF_KEYS = ("input-size", "hosts", "executor-cpus")
 #: settings of a log source that describe the workload (fit_logs takes them), not the fitted model
 WORKLOAD_KEYS = ("workload.users", "workload.think_time")
 
@@ -62,8 +65,6 @@ def split_settings(settings: Sequence[str]) -> tuple[dict, dict, list[str]]:
     >>> split_settings(["spark.executor.instances=12", "workload.users=2", "cluster.containers=4"])
     ({'spark.executor.instances': '12'}, {'workload.users': '2'}, ['cluster.containers=4'])
     """
-    from spn.fit.whatif import KEYS, UNSUPPORTED
-
     what_if, workload, sets = {}, {}, []
     for item in settings:
         key, sep, value = str(item).partition("=")
@@ -71,8 +72,8 @@ def split_settings(settings: Sequence[str]) -> tuple[dict, dict, list[str]]:
         if not sep:
             sets.append(str(item))      # the description's own reader names the problem (expected PATH=VALUE)
             continue
-        if key in KEYS or key in UNSUPPORTED:
-            what_if[key] = value.strip()
+        if key.startswith("spark.") or key in WHAT_IF_KEYS:
+            what_if[key] = value.strip()        # checked by spn.fit.whatif.parse_changes
         elif key in WORKLOAD_KEYS:
             workload[key] = value.strip()
         else:

@@ -1,6 +1,6 @@
 """Analytic solution and both simulators side by side (``spn compare``).
 
-The analytic column comes from :func:`spn.analysis.solve.solve_description` when every
+The analytic column comes from the pipeline's exact method (:func:`spn.pipeline.evaluate_description`) when every
 phase's law is Erlang or exponential (and the state space fits ``max_states``);
 each simulator gives a confidence interval. A *flag* is raised for every analytic
 value outside a simulator's interval. With query classes the queue simulator is the one
@@ -185,7 +185,7 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     ``gate``, one class, several users), so that it answers the analytic question; False
     there keeps each job's tasks its own, and its flags are explained by :data:`POOLING`.
     """
-    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, choose_method, solve_description
+    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, choose_method
     from spn.description.model import NET_POLICIES, job_classes
 
     started = time.perf_counter()
@@ -201,21 +201,25 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
         if too_large:
             note = f"state space too large: {too_large}"
     if note is None:
+        from spn.exceptions import ConvergenceError
+        from spn.pipeline import Budget, evaluate_description
+
+        # the pipeline's exact method, as spn solve runs it (its budget: this share of the comparison's)
+        budget = Budget(max_states=max_states, progress=progress,
+                        max_seconds=None if max_seconds is None else ANALYTIC_SHARE * max_seconds)
         try:
-            solved = solve_description(desc, method=method, max_states=max_states, progress=progress,
-                                       raise_on_nonconvergence=False,
-                                       explore_seconds=None if max_seconds is None else ANALYTIC_SHARE * max_seconds)
+            solved = evaluate_description(desc, method="exact" if method == "auto" else method, budget=budget)
         except StateSpaceLimitError as error:
             note = (f"exploring took too long (the analytic part may take {ANALYTIC_SHARE:.0%} of max_seconds): {error}"
                     if error.option == "max_seconds" else f"state space too large: {error}")
         except MemoryError:
             note = f"state space too large: it does not fit in memory (below max_states {max_states:,})"
+        except ConvergenceError as error:
+            note = f"the solver did not converge ({error})"
         else:
             analytic = _analytic(solved, _measures_of(desc))
-            analytic["tangible_states"] = solved.tangible_states
-            analytic["converged"] = bool(solved.solver.converged)
-            if not solved.solver.converged:
-                note = f"the {solved.solver.method} solver did not converge (residual {solved.solver.residual:.3g})"
+            analytic["tangible_states"] = solved.details["tangible_states"]
+            analytic["converged"] = bool(solved.details["solver"]["converged"])
     mixing = tasks_can_mix(desc)
     pooled = mixing if pool_finished_tasks is None else bool(pool_finished_tasks)
     # the compiled engine cannot pool: like a per-job cluster run, it models the per-job system

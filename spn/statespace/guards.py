@@ -116,8 +116,8 @@ class TimeBudget:
 WATCH_STEP = 0.25
 #: seconds of exploration before its growth is projected (the first levels say little)
 WATCH_AFTER = 1.0
-#: how far past a limit the projection must land before exploring stops (the projection is rough)
-PROJECTION_MARGIN = 1.25
+#: how far past a limit the projection must land before exploring stops
+PROJECTION_MARGIN = 1.0
 
 
 def projected_states(history) -> tuple[float, float]:
@@ -127,9 +127,10 @@ def projected_states(history) -> tuple[float, float]:
     The frontier ``f = found - expanded`` grows by ``g - 1`` per state expanded, ``g`` being the new
     states an expansion finds; the exploration ends when the frontier is empty. ``g`` is measured on
     the older and the newer half of the samples; where it falls, it is taken to fall on linearly,
-    ``g(x) = g - b x``, and the end is the root of ``f + (g - 1) x - b x^2 / 2 = 0``; where it does not
-    fall yet and is above 1, the frontier is taken to be at its widest, so that the exploration is half
-    done (as many states again, plus the frontier). A projection, not a bound: it decides when to stop
+    ``g(x) = g - b x``, and the end is the root of ``f + (g - 1) x - b x^2 / 2 = 0``; while it is still
+    above 1 (the frontier widening), the frontier is taken to be at its widest now, so that the
+    exploration is at best half done (as many states again, plus the frontier): chains of job
+    identities widen for long, and a linear fall of ``g`` there ended far short of the truth. A projection, not a bound: it decides when to stop
     looking for an exact chain that will not fit, never a number that is printed.
 
     >>> samples = [(t, 1000 * t * (2 - t / 10), 1000 * t * (2 - t / 10) - 50 * t) for t in range(1, 9)]
@@ -144,12 +145,12 @@ def projected_states(history) -> tuple[float, float]:
     g_new = (s2 - s1) / max(e2 - e1, 1)
     frontier = max(s2 - e2, 0)
     slope = (g_old - g_new) / max((e2 - e0) / 2, 1)
-    if slope > 0:
+    if g_new >= 1:
+        left = e2 + frontier        # still widening: at its widest now at best
+    elif slope > 0:
         left = ((g_new - 1) + ((g_new - 1) ** 2 + 2 * slope * frontier) ** 0.5) / slope
-    elif g_new < 1:
-        left = frontier / (1 - g_new)
     else:
-        left = e2 + frontier
+        left = frontier / (1 - g_new)
     return e2 + max(left, frontier), rate
 
 
