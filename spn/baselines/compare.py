@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from spn.defaults import MAX_STATES
+from spn.limits import MAX_SHAPE
 from spn.baselines.executors import LAWS, ExecutorFit, fit_executors
 from spn.baselines.ernest import fit_ernest, predict_ernest
 from spn.baselines.ideal import ideal_scaling
@@ -120,7 +121,7 @@ def same_size(a: float, b: float) -> bool:
 
 
 def compare_logs(paths, targets, *, cores_range: tuple[int, int] | None = None, san: bool = True,
-                 max_shape: int = 10, max_states: int = MAX_STATES, references=None) -> BaselineReport:
+                 max_shape: int = MAX_SHAPE, max_states: int = MAX_STATES, references=None) -> BaselineReport:
     """Read the logs, then :func:`compare_runs` with the SAN model fitted from the same logs.
 
     ``references`` are the logs' :class:`ReferenceRun` when already read (one per path, same order).
@@ -282,7 +283,7 @@ def _san_solver(paths, references, *, max_shape: int, max_states: int):
     """
     from spn.description import parse_description
     from spn.fit.logs import fit_logs
-    from spn.analysis.solve import solve_description
+    from spn.pipeline import Budget, evaluate_description
 
     sizes = [r.input_bytes for r in references]
     one_size = all(same_size(s, sizes[0]) for s in sizes)
@@ -301,8 +302,8 @@ def _san_solver(paths, references, *, max_shape: int, max_states: int):
         if isinstance(models[key], str):
             raise ModelError(models[key])
         desc = parse_description(models[key], [f"cluster.containers={target.cores}"])
-        # as spn solve: the exact chain where it fits, else the job-alone method or a simulation
-        return solve_description(desc, max_states=max_states, fallback=True, seed=0).as_dict()["mean_execution_time"]
+        # the pipeline spn solve runs: the exact chain where it fits, else the job-alone method or a simulation
+        return evaluate_description(desc, budget=Budget(max_states=max_states, seed=0)).mean_execution_time
 
     return solve
 
