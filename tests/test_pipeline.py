@@ -165,3 +165,30 @@ def test_the_result_type_reads_the_same_from_python(capsys):
     code, out, err = run(capsys, "solve", MAPREDUCE)
     assert out.splitlines()[:12] == result.summary().splitlines()[:12]
     assert evaluate_description(load_description(MAPREDUCE)).mean_execution_time == result.mean_execution_time
+
+
+def test_a_terminal_sees_progress_and_why_a_method_was_left(tmp_path):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "spn.cli", "solve", JOIN, "--max-seconds", "8", "--seed", "1"],
+                            stdout=subprocess.PIPE, stderr=follower, cwd=ROOT)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:         # the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    out, _ = proc.communicate(timeout=60)
+    os.close(leader)
+    err = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "exploring:" in err and "exact stopped:" in err and "simulating" in err
+    assert "mean execution time" in out.decode()

@@ -21,6 +21,7 @@ whichever command asks it:
 
 from __future__ import annotations
 
+import sys
 import time
 
 from spn.exceptions import ModelError
@@ -73,6 +74,8 @@ def evaluate_description(desc, *, question: Question | None = None, budget: Budg
                 if len(candidates) == 1 and skipped.__cause__ is not None:
                     raise skipped.__cause__ from None     # the method named: its own error, as it said it
                 why = str(skipped)
+                if budget.progress and sys.stderr.isatty():
+                    print(f"\r\033[Kspn: {candidate.name} stopped: {why}", file=sys.stderr, flush=True)
             else:
                 notices = list(result.notices)
                 if not desc.classes:

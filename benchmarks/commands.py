@@ -1,0 +1,122 @@
+"""Seconds and peak memory each command takes for the same question, before and after a change.
+
+    python benchmarks/commands.py                    # this checkout only
+    python benchmarks/commands.py --before REF       # also the commit REF (a git worktree in a temp dir)
+    python benchmarks/commands.py --max-seconds 10   # also: does any command run past its budget + 1 s?
+
+Each case is one fresh process (``python -m spn.cli ...``), timed wall-clock, with the peak
+resident memory of the process tree (``resource.getrusage(RUSAGE_CHILDREN)``: the largest child so far,
+so every case runs in its own ``python benchmarks/commands.py --one`` parent). The compiled kernels of
+each version are compiled first (``python -m spn.kernels``), so that no case pays for a compilation.
+Run it on an idle machine: a process competing for the two cores makes every number larger.
+
+The cases are the questions of the one-pipeline issue: a join and two MapReduce models whose fifo
+chains are past 2,000,000 states (``benchmarks/models``), percentiles of a model fitted from a
+lundstrom log, and a 3 x 2 sweep of it (before: the fitted model's containers; after: Spark's
+executors through the what-if rules, as a user would ask). A case that fails prints its last line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LUNDSTROM = ROOT.parent / "shared" / "data" / "lundstrom"
+LOG = next(iter(sorted(LUNDSTROM.glob("q52_e3_*.json.gz"))), None)
+
+
+def cases(fitted: str, *, after: bool) -> list[tuple[str, list[str]]]:
+    """(name, spn arguments) of every case; ``fitted`` is a description fitted from LOG."""
+    out = [
+        ("solve join (fifo, 3 users)", ["solve", "benchmarks/models/join.yaml"]),
+        ("solve mapreduce 20x10 (fifo, 3 users)", ["solve", "benchmarks/models/mapreduce-20x10.yaml"]),
+        ("solve mapreduce 20x10 (fifo, 15 users)", ["solve", "benchmarks/models/mapreduce-20x10.yaml",
+                                                    "--set", "workload.users=15"]),
+        ("solve README example", ["solve", "models/mapreduce.yaml"]),
+    ]
+    if LOG is None:
+        return out
+    out.append(("percentiles 50,95,99 of a fitted Q52", ["solve", fitted, "--percentiles", "50,95,99"]))
+    if after:
+        sweep = ["sweep", str(LOG), "--grid", "spark.executor.instances=3,6,12", "--grid", "workload.users=1,5",
+                 "--set", "workload.think_time=60"]
+    else:
+        sweep = ["sweep", fitted, "--grid", "cluster.containers=6,12,24", "--grid", "workload.users=1,5",
+                 "--set", "workload.think_time=60"]
+    out.append(("sweep 3 x 2 of a fitted Q52", sweep))
+    return out
+
+
+def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[float, float, int, str]:
+    """Wall seconds, peak MB and exit status of ``spn args`` with the package at ``path``."""
+    env = dict(os.environ, PYTHONPATH=path)
+    if args[0] == "sweep":
+        target = os.path.join(out_dir, f"sweep-{time.monotonic_ns()}.csv")
+        args = [*args, "--out", target]
+    started = time.perf_counter()
+    proc = subprocess.run([python, "-m", "spn.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or [""])[-1]
+    return seconds, peak, proc.returncode, last
+
+
+def measure(python: str, path: str, label: str, extra: list[str], *, after: bool) -> list[dict]:
+    """Every case with the package at ``path`` (each in its own parent process, for its peak memory)."""
+    subprocess.run([python, "-m", "spn.kernels"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=path),
+                   capture_output=True)
+    fitted = os.path.join(tempfile.mkdtemp(prefix="spn-bench-"), "q52.yaml")
+    if LOG is not None:
+        subprocess.run([python, "-m", "spn.cli", "fit", str(LOG), "-o", fitted], cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=path), capture_output=True)
+    rows = []
+    for name, args in cases(fitted, after=after):
+        proc = subprocess.run([python, __file__, "--one", path, *args, *extra], capture_output=True, text=True)
+        seconds, peak, code, last = proc.stdout.strip().split("\t", 3)
+        rows.append({"version": label, "case": name, "seconds": float(seconds), "peak_mb": float(peak),
+                     "status": int(code), "last": last})
+        print(f"{label:8}  {name:42}  {float(seconds):7.1f} s  {float(peak):7.0f} MB  exit {code}"
+              + ("" if int(code) == 0 else f"  ({last[:100]})"), flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", metavar="REF", help="also measure this commit")
+    parser.add_argument("--max-seconds", type=float, help="pass --max-seconds to every solve and sweep")
+    parser.add_argument("--one", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        path, *spn_args = args.one
+        with tempfile.TemporaryDirectory() as out_dir:
+            seconds, peak, code, last = run_one(sys.executable, path, spn_args, out_dir)
+        print(f"{seconds}\t{peak}\t{code}\t{last}")
+        return 0
+    extra = [] if args.max_seconds is None else ["--max-seconds", f"{args.max_seconds:g}"]
+    rows = []
+    if args.before:
+        worktree = tempfile.mkdtemp(prefix="spn-before-")
+        subprocess.run(["git", "worktree", "add", "--detach", worktree, args.before], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            rows += measure(sys.executable, worktree, args.before[:10], extra, after=False)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", worktree], cwd=ROOT, capture_output=True)
+            shutil.rmtree(worktree, ignore_errors=True)
+    rows += measure(sys.executable, str(ROOT), "this", extra, after=True)
+    if args.max_seconds is not None:
+        late = [r for r in rows if r["version"] == "this" and r["seconds"] > args.max_seconds + 1]
+        print(f"past --max-seconds {args.max_seconds:g} + 1 s: {', '.join(r['case'] for r in late) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
