@@ -114,9 +114,6 @@ def test_the_net_engine_refuses_job_times_and_names_the_engines_that_keep_them()
                               "phases": [{"name": "p", "tasks": 2, "task_time": 1.0}]})
     with pytest.raises(ModelError, match="pool.*'cluster' or 'compiled'"):
         simulate_description(gate, engine="net", seed=1, replications=2, jobs=20, job_times=True)
-    with pytest.raises(ModelError, match="pool_finished_tasks"):
-        simulate_description(gate, engine="cluster", seed=1, replications=2, jobs=20, pool_finished_tasks=True,
-                             job_times=True)
     report = simulate_description(gate, seed=1, replications=2, jobs=20, rel_precision=None, job_times=True)
     assert report.engine == "cluster"          # the default engine under gate is net; job times need cluster
     assert report.percentiles([50])[50].value > 0

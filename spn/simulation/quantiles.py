@@ -21,8 +21,8 @@ independent:
 Resolution (``independent=False``). A replication's percentile p is trusted when each
 replication has at least ``MIN_TAIL_JOBS`` = 10 jobs expected beyond it, n·min(p, 1 − p) >= 10,
 n the fewest jobs a replication measured: measured on i.i.d. exponential and lognormal
-(σ = 1.5) samples, 3,000 runs per row, the 95 % interval covers 0.94-0.955 of the time
-from 10 jobs on, 0.92-0.94 at 3-4 jobs, 0.86-0.89 at 0.5-1. Past that, the unresolved side
+(σ = 1.5) samples, R = 5 to 30, 3,000 runs per row, the 95 % interval covers 0.94-0.955 of
+the time from 10 jobs on, 0.92-0.94 at 3-4 jobs, 0.86-0.90 at 0.5-1. Past that, the unresolved side
 of the interval is infinite, and the other side is the bound of the most extreme level
 resolved (percentiles grow with p). A probability needs no replication's own percentile,
 only the mean of R independent fractions: its t-interval covers 0.93-0.95 of the time once

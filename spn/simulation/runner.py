@@ -376,7 +376,8 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     8 bytes a job), for :meth:`SimulationReport.percentiles` and
     :meth:`~SimulationReport.deadline_probability`; engines ``cluster`` and ``compiled``, one class
     (the net pools jobs: a :class:`ModelError` says so; with ``engine=None`` it is ``cluster``).
-    The stopping rule still looks at R only.
+    With ``pool_finished_tasks`` a phase's end goes to the oldest job running it, as the net's
+    completion order does, and that job's time is the one kept. The stopping rule looks at R only.
     """
     if engine is None:     # the net keeps no job's own time: job times come from the job-level engine
         engine = "cluster" if job_times else default_engine(desc)
@@ -407,10 +408,6 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     ss = seed_sequence(seed)
     if pool_finished_tasks and engine != "cluster":
         raise ModelError("pool_finished_tasks applies to the cluster engine only")
-    if pool_finished_tasks and job_times:
-        raise ModelError("job_times: with pool_finished_tasks one job's finished tasks can end another (the "
-                         "net's pooling), so a job's own execution time is not defined; leave it off",
-                         option="job_times")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     times = [] if job_times else None
