@@ -62,7 +62,8 @@ def register(commands) -> None:
         "sweep",
         help="solve a grid of configurations (on Dask), streaming rows to a CSV",
         description="Solve every combination of the --grid values and append one CSV row per point as it "
-        "finishes; --resume continues an interrupted sweep without solving a finished point again. Points run "
+        "finishes (beside it, CSV.sweep.json records the sweep's settings, so that --resume continues only the same "
+        "sweep); --resume continues an interrupted sweep without solving a finished point again. Points run "
         "in this process, on an embedded local Dask cluster (--workers N, N > 1) or an existing one (--scheduler). "
         "Each point is solved as spn solve solves it: by the most exact method that fits --max-states and "
         "--max-seconds (the method column says which; low and high are its interval); with query classes "

@@ -153,7 +153,8 @@ class JobAlone:
         details = {"low": alone.low, "high": alone.high, "error_bound": alone.error_bound, "grid_step_s": alone.step,
                    "users": 1, "think_time": desc.workload.think_time, "containers": desc.cluster.containers,
                    "policy": desc.scheduler.policy}
-        return Result(model=desc.name, method="job-alone", how=alone.method, reason=reason, mean_execution_time=r,
+        return Result(model=desc.name, method="job-alone", how="job alone: order statistics, with rigorous bounds",
+                      reason=reason, mean_execution_time=r,
                       interval=(alone.low, alone.high), throughput=1.0 / cycle,
                       utilization=busy / (desc.cluster.containers * cycle), details=details, report=alone, **extra)
 
@@ -187,7 +188,8 @@ class Simulation:
         if question.deadline is not None:
             e = sim.deadline_probability(question.deadline)
             extra.update(deadline_probability=e.value, deadline_interval=(e.ci_low, e.ci_high))
-        how = f"simulation ({sim.engine} engine, {sim.replications:,} replications, 95 % interval)"
+        how = (f"simulation ({sim.engine} engine, {sim.replications} replications x {sim.jobs} jobs, 95 % interval"
+               f"{'' if sim.precision_met else ', precision not reached'})")
         return _from_dict(details, "simulation", how, reason, report, interval=(details["ci_low"], details["ci_high"]),
                           **extra)
 
