@@ -49,10 +49,11 @@ def max_of_exponentials_cdf(d, n=1):
 
 
 #: several users under fifo: jobs overlap, so a job's time depends on the others'
-SMALL_FIFO = parse_description({
+SMALL_FIFO_DATA = {
     "name": "small", "workload": {"users": 3, "think_time": 4.0}, "cluster": {"containers": 3},
     "scheduler": {"policy": "fifo"},
-    "phases": [{"name": "map", "tasks": 3, "task_time": 1.0}, {"name": "reduce", "tasks": 1, "task_time": 2.0}]})
+    "phases": [{"name": "map", "tasks": 3, "task_time": 1.0}, {"name": "reduce", "tasks": 1, "task_time": 2.0}]}
+SMALL_FIFO = parse_description(SMALL_FIFO_DATA)
 DEADLINE = 5.0
 
 
@@ -196,3 +197,18 @@ def test_several_users_under_fifo_agree_with_the_exact_passage_time(exact_fifo, 
     p = report.deadline_probability(DEADLINE, confidence=0.99)
     assert p.ci_low - 0.003 <= exact_fifo.deadline_probability <= p.ci_high + 0.003, p
     assert p.half_width < 0.02
+
+
+def test_under_gate_the_pooled_cluster_engine_reads_the_nets_percentiles():
+    """The net pools a phase's finished tasks across jobs; the CTMC reads its passage time in completion
+    order. ``pool_finished_tasks`` does the same job by job (the oldest job running a phase ends it)."""
+    gate = parse_description({**SMALL_FIFO_DATA, "scheduler": {"policy": "gate"}})
+    exact = solve_with_distribution(gate, percentiles=(10, 50, 90, 95), deadline=DEADLINE)
+    report = simulate_description(gate, engine="cluster", pool_finished_tasks=True, seed=8, replications=20,
+                                  jobs=2000, rel_precision=None, job_times=True)
+    for q, est in report.percentiles([10, 50, 90, 95], confidence=0.99).items():
+        tolerance = 0.005 * est.value
+        assert est.ci_low - tolerance <= exact.percentiles[q] <= est.ci_high + tolerance, (q, est)
+    p = report.deadline_probability(DEADLINE, confidence=0.99)
+    assert p.ci_low - 0.003 <= exact.deadline_probability <= p.ci_high + 0.003, p
+
