@@ -141,11 +141,11 @@ def test_weights_whose_steps_are_not_exact_in_a_double_leave_the_net_to_the_nump
 
 def test_spn_solve_keeps_its_gated_state_limit_only_for_the_nets_the_compiled_engine_cannot_read(monkeypatch):
     import spn.analysis.solve as solve
-    from spn.analysis.solve_classes import solve_classes
+    from spn.analysis.solve import solve_description
 
     monkeypatch.setattr(solve, "GATED_MAX_STATES", 10)
-    exact = solve_classes(weighted((0.3, 0.1)), fallback=True)
+    exact = solve_description(weighted((0.3, 0.1)), fallback=True)
     assert exact.as_dict()["method"] == "exact" and exact.tangible_states > 10
-    simulated = solve_classes(weighted((0.123456789, 1.0)), fallback=True, max_seconds=2)
+    simulated = solve_description(weighted((0.123456789, 1.0)), fallback=True, max_seconds=2)
     assert simulated.as_dict()["method"] != "exact"
     assert "NumPy engine" in simulated.as_dict()["reason"]

@@ -460,16 +460,16 @@ def test_spn_simulate_reports_every_class_and_queue(capsys):
 
 
 def test_a_queue_without_classes_lends_its_share_and_the_net_solves_as_without_it():
-    from spn.analysis.solve_classes import solve_classes
+    from spn.analysis.solve import solve_description
 
     def desc(queues):
         classes = [{"name": name, "users": 1, "think_time": z, "queue": "qa",
                     "phases": [{"name": "p", "tasks": 4, "task_time": 1.0}]} for name, z in (("a", 2.0), ("b", 1.0))]
         return parse_description({"name": "lend", "cluster": {"containers": 3}, "classes": classes, "queues": queues})
 
-    empty_beside = solve_classes(desc([{"name": "qa", "capacity": 0.5, "policy": "fair"},
+    empty_beside = solve_description(desc([{"name": "qa", "capacity": 0.5, "policy": "fair"},
                                        {"name": "qb", "capacity": 0.5, "policy": "fair"}])).as_dict()
-    alone = solve_classes(desc([{"name": "qa", "capacity": 1.0, "policy": "fair"}])).as_dict()
+    alone = solve_description(desc([{"name": "qa", "capacity": 1.0, "policy": "fair"}])).as_dict()
     for name in ("a", "b"):
         assert empty_beside["classes"][name]["mean_execution_time"] == pytest.approx(
             alone["classes"][name]["mean_execution_time"], rel=1e-12)
@@ -478,24 +478,24 @@ def test_a_queue_without_classes_lends_its_share_and_the_net_solves_as_without_i
 
 def test_utilisation_is_a_fraction_even_where_rounding_passes_one():
     # a class that never thinks keeps every container busy: 1 + 2e-16 is rounding, printed as 1
-    from spn.analysis.solve_classes import solve_classes
+    from spn.analysis.solve import solve_description
 
     busy = two_classes(containers=1, a={"users": 3, "think_time": 1e-6, "tasks": 1, "mean": 1e6},
                        b={"think_time": 1.0, "tasks": 1, "mean": 1.0})
-    report = solve_classes(busy).as_dict()
+    report = solve_description(busy).as_dict()
     assert 0.999 < report["utilization"] <= 1.0
     assert all(0.0 <= q["utilization"] <= 1.0 for q in report["queues"].values())
 
 
 def test_exact_and_simulated_class_reports_name_the_same_facts():
     # a script reading spn solve --json must not break on which method solve happened to pick
-    from spn.analysis.solve_classes import solve_classes
+    from spn.analysis.solve import solve_description
 
     small = ["cluster.containers=4", "classes.etl.users=1", "classes.dashboard.users=2",
              "classes.etl.phases.map.tasks=3", "classes.etl.phases.reduce.tasks=1", "classes.dashboard.phases.scan.tasks=2"]
     desc = load_description(EXAMPLE, small)
-    exact = solve_classes(desc).as_dict()
-    simulated = solve_classes(desc, method="simulation", max_seconds=5, rel_precision=0.05).as_dict()
+    exact = solve_description(desc).as_dict()
+    simulated = solve_description(desc, method="simulation", max_seconds=5, rel_precision=0.05).as_dict()
     for key in ("model", "method", "mean_execution_time", "throughput", "utilization", "users", "think_time",
                 "policy", "containers", "classes", "queues"):
         assert key in exact and key in simulated, key

@@ -201,8 +201,7 @@ def job_alone(desc) -> AloneResult:
     that can run together needing more than the containers (they would wait
     for one another) without being siblings.
     """
-    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
-    from spn.description.model import require_single_class
+    from spn.description.model import ANALYTIC_DISTRIBUTIONS, require_single_class
 
     require_single_class(desc, "the job-alone method", instead="spn simulate")
     if desc.workload.users != 1:

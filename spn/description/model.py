@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 
 __all__ = ["Workload", "Cluster", "Scheduler", "Phase", "QueryClass", "Queue", "Description", "DISTRIBUTIONS",
            "LAW_PARAMETER", "POLICIES", "NET_POLICIES", "QUEUE_POLICIES", "require_net_policy", "job_classes",
-           "queues_of", "require_single_class", "THINK_TIME_PLACEHOLDER"]
+           "queues_of", "require_single_class", "THINK_TIME_PLACEHOLDER", "ANALYTIC_DISTRIBUTIONS"]
 
 #: the task-time laws a phase may name in ``distribution``
 DISTRIBUTIONS = ("erlang", "exponential", "deterministic", "uniform", "lognormal", "empirical")
+
+#: the task-time laws the CTMC can represent exactly (the exact solution, the job-alone method)
+ANALYTIC_DISTRIBUTIONS = ("erlang", "exponential")
 
 #: the optional phase key each law needs; every other law takes none of them
 LAW_PARAMETER = {"uniform": "spread", "lognormal": "cv", "empirical": "samples"}

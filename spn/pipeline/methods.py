@@ -64,7 +64,7 @@ class Exact:
 
     def run(self, desc, question, budget, clock, reason) -> Result:
         from spn.analysis.solve import exploration_stopped, solve_application
-        from spn.analysis.solve_classes import solve_classes
+        from spn.analysis.solve import solve_description as solve_classes  # (one path: classes too)
 
         left = clock.left()
         explore_seconds = None if left is None else EXPLORE_SHARE * left
