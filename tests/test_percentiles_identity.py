@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from spn.analysis.evaluate import solve_with_distribution
+from spn.analysis.passage_slots import slot_execution_time_distribution
 from spn.description import load_description
 from spn.models.jobs import build_jobs
 from spn.simulation.cluster import ClusterSimulator
 from spn.solvers import steady_state
 from spn.solvers.passage import execution_time_distribution
-from spn.solvers.passage_slots import slot_execution_time_distribution
 from spn.statespace import explore
 
 MODEL = "models/mapreduce.yaml"

@@ -96,7 +96,7 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
     """
     from spn.analysis.solve import solve_application
     from spn.description.model import require_single_class
-    from spn.solvers.passage_slots import tagged_job_distribution
+    from spn.analysis.passage_slots import tagged_job_distribution
 
     require_single_class(desc, "the execution-time distribution (--percentiles, --deadline)")
     percentiles = tuple(float(q) for q in percentiles)

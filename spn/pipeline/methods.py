@@ -88,7 +88,7 @@ class Exact:
 
 def _exact_distribution(desc, solution, question, budget, details) -> dict:
     """Percentiles and P(R <= d) of the tagged job on the solved chain (docs/percentiles.md)."""
-    from spn.solvers.passage_slots import tagged_job_distribution
+    from spn.analysis.passage_slots import tagged_job_distribution
 
     started = time.perf_counter()
     shown = []

@@ -1,5 +1,8 @@
 """Execution-time distribution of a tagged job on a job-identity net (policies ``fifo`` and ``fair``).
 
+It builds the tagged net and explores it (steps 2-3 below), so it lives with the analytic path, above
+:mod:`spn.models` and :mod:`spn.statespace`; the passage time itself is :mod:`spn.solvers.passage`'s.
+
 On the paper's net jobs leave in the order they came, so :func:`spn.solvers.passage.tagged_job_chain`
 tags a job by counting completions. Under ``fifo`` and ``fair`` a younger job can end
 first (its tasks may be shorter), so that count would follow the wrong job: the
@@ -42,7 +45,9 @@ from collections.abc import Callable
 import numpy as np
 
 from spn.exceptions import ConvergenceError, ModelError
-from spn.solvers.passage import PassageDistribution, passage_time
+from spn.models.jobs import build_jobs, tag_place
+from spn.solvers.passage import PassageDistribution, execution_time_distribution, passage_time
+from spn.statespace import MAX_STATES, explore
 
 __all__ = ["slot_execution_time_distribution", "tagged_job_distribution"]
 
@@ -53,7 +58,6 @@ def tagged_job_distribution(desc, app, ss, pi, **options) -> PassageDistribution
     count on the paper's net (``gate``, whose jobs leave in the order they came).
     ``options``: ``atol``, ``maxiter``, ``callback`` as for :func:`passage_time`."""
     if desc.scheduler.policy == "gate":
-        from spn.solvers.passage import execution_time_distribution
         return execution_time_distribution(ss, pi, users=app.users, end_activity=app.end_activity,
                                            think_place=app.think_place, **options)
     return slot_execution_time_distribution(desc, ss, pi, **options)
@@ -68,9 +72,6 @@ def slot_execution_time_distribution(desc, ss, pi, *, max_states: int | None = N
     and steady state. Raises :class:`ConvergenceError` as :func:`passage_time` reports it,
     :class:`~spn.exceptions.StateSpaceLimitError` past ``max_states`` tagged states.
     """
-    from spn.models.jobs import build_jobs, tag_place
-    from spn.statespace import MAX_STATES, explore
-
     users = desc.workload.users
     pi = np.asarray(pi, dtype=float)
     if pi.shape != (ss.n_states,):
