@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import spn.analysis.sweep
-from spn.analysis.solve_classes import solve_classes
+from spn.analysis.solve import solve_description
 from spn.analysis.sweep import read_rows, run_sweep
-from spn.analysis.sweep_classes import rebalance
+from spn.analysis.sweep_grid import rebalance
 from spn.analysis.sweep_files import SweepRecord, record_path
 from spn.cli import main
 from spn.description import load_description
@@ -33,7 +33,7 @@ SAME_AS = {("0.25", "1"): ["queues.bi.capacity=0.25", "queues.etl.capacity=0.75"
 
 
 def solved(overrides, **options):
-    return solve_classes(load_description(TWO_QUEUES, [*SMALL, *overrides]), **options).as_dict()
+    return solve_description(load_description(TWO_QUEUES, [*SMALL, *overrides]), **options).as_dict()
 
 
 def test_rows_equal_solve_classes(tmp_path):

@@ -30,20 +30,18 @@ Points are solved on Dask (``dask.distributed``): an embedded local cluster of
 ``workers=0``. Every point is solved independently and deterministically, so the
 numbers do not depend on where it ran.
 
-Columns: ``point`` (index in the grid), one column per ``--grid`` path (the value
-as written), ``mean_execution_time``, ``throughput``, ``utilization``,
-``tangible_states``, ``transitions``, ``p<q>`` per requested percentile,
-``deadline_probability`` when a deadline is given, ``converged``, ``seconds`` and
-``error`` (empty unless the point failed: a failed point is recorded, not retried).
-
-A description with query classes and queues (docs/design.md §4.6) is swept by
-:mod:`spn.analysis.sweep_classes`: every point solved as ``spn solve`` solves it (exact,
-or simulated past ``max_states`` and said so in a ``method`` column), one column per
-class's R and X and per queue's utilisation, named as ``spn solve --json`` and ``spn
-compare`` name them (``classes.dashboard.mean_execution_time``, ``queues.bi.utilization``),
-and a queue capacity on the grid rebalances the other queues so that capacities sum to 1.
-Resuming, workers and failed rows work as for one class; ``seed``, ``rel_precision`` and
-``max_seconds`` (recorded for resuming) are those of the points that simulate.
+The grid, each point's description and the columns are :mod:`spn.analysis.sweep_grid`'s. Every
+point, of one class or of query classes and queues (docs/design.md §4.6), is solved by
+:func:`solve_point`: one class by :func:`spn.pipeline.evaluate_description` (as ``spn solve``),
+query classes by :func:`spn.analysis.solve.solve_description` with its fallback (exact on the
+job-identity net, or simulated past ``max_states`` and said so in a ``method`` column), one column
+per class's R and X and per queue's utilisation, named as ``spn solve --json`` and ``spn compare``
+name them (``classes.dashboard.mean_execution_time``, ``queues.bi.utilization``); a queue capacity
+on the grid rebalances the other queues so that capacities sum to 1. Resuming, workers and failed
+rows work alike; ``seed``, ``rel_precision`` and ``max_seconds`` (recorded for resuming) are those
+of the points that simulate: the same ``seed`` at every point (common random numbers: two points
+differ by their configuration, not by their random streams), so that a point is deterministic
+unless ``max_seconds`` stopped it (its ``precision_met`` is then False).
 
 >>> grid = parse_grid(["cluster.containers=2..4", "workload.users=1,5"])
 >>> grid
@@ -67,11 +65,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.analysis.evaluate import percentile_key
-from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short, model_data
-from spn.analysis.sweep_classes import ClassSweep, class_columns, names_of, point_description, shares_on_grid
+from spn.analysis.plan import _short, model_data
 from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
+from spn.analysis.sweep_grid import (
+    CLASS_KEYS, QUEUE_KEYS, TOTAL_COLUMNS, ClassSweep, check_values, class_layout, columns, grid_point, grid_points,
+    grid_size, names_of, parse_grid, point_description,
+)
 from spn.defaults import MAX_STATES, RTOL
-from spn.description.validate import CAPACITY_SUM
 from spn.exceptions import ModelError, SpnError
 
 __all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "SweepTask", "solve_point",
@@ -80,91 +80,13 @@ __all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "S
 #: a Dask scheduler's address (checked here: Dask would spend its whole timeout on a malformed one)
 _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):[0-9]{1,5}")
 
-RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions", "method",
-                  "low", "high")
-TAIL_COLUMNS = ("converged", "seconds", "error")
-
-
-# --------------------------------------------------------------------------- the grid
-def parse_grid(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """``PATH=V1,V2,...`` or ``PATH=LO..HI`` (integers, inclusive) -> [(path, [value text, ...])].
-
-    Values stay text: they are passed on as ``--set PATH=VALUE``. A grid of more
-    than :data:`~spn.analysis.plan.MAX_POINTS` points is refused with its size,
-    counted before any value is listed.
-    """
-    specs, seen = [], set()
-    for text in texts:
-        path, sep, spec = str(text).partition("=")
-        path, spec = path.strip(), spec.strip()
-        if not sep or not path or not spec:
-            raise ModelError(f"grid: expected PATH=V1,V2,... or PATH=LO..HI, got {_short(text)!r}")
-        if path in seen:
-            raise ModelError(f"grid: {path} is given twice")
-        seen.add(path)
-        if ".." in spec and "," not in spec:
-            try:
-                lo, hi = (int(x) for x in spec.split("..", 1))
-            except ValueError:
-                raise ModelError(f"grid: a range LO..HI takes integers, got {_short(spec)!r}") from None
-            if hi < lo:
-                raise ModelError(f"grid: empty range {spec!r}")
-            if max(abs(lo), abs(hi)) > MAX_VALUE:
-                raise ModelError(f"grid: {path} values must lie between -{MAX_VALUE:.0e} and {MAX_VALUE:.0e}, "
-                                 f"got {_short(spec)}")
-            specs.append((path, range(lo, hi + 1)))
-        else:
-            values = [v.strip() for v in spec.split(",")]
-            if any(not v for v in values):
-                raise ModelError(f"grid: empty value in {_short(text)!r}")
-            if any("\n" in v or "\r" in v for v in values):     # a CSV row is one line
-                raise ModelError(f"grid: a value of {path} contains a line break")
-            if len(set(values)) != len(values):
-                raise ModelError(f"grid: a value is repeated in {_short(text)!r}")
-            specs.append((path, values))
-    if not specs:
-        raise ModelError("give at least one grid dimension PATH=VALUES")
-    size = math.prod(len(values) for _, values in specs)
-    if size > MAX_POINTS:
-        sizes = " x ".join(f"{len(values):,}" for _, values in specs)
-        raise ModelError(f"grid: {size:,} points ({sizes}), more than {MAX_POINTS:,}: split the sweep")
-    return [(path, [str(v) for v in values] if isinstance(values, range) else values) for path, values in specs]
-
-
-def grid_size(grid) -> int:
-    """The number of points of ``grid``, without listing them."""
-    return math.prod(len(values) for _, values in grid)
-
-
-def grid_points(grid):
-    """Every combination of the grid's values, first path varying slowest (an iterator)."""
-    return itertools.product(*(values for _, values in grid))
-
-
-def grid_point(grid, index: int) -> tuple[str, ...]:
-    """The ``index``-th point of :func:`grid_points`, computed from the index."""
-    values = []
-    for _, dimension in reversed(grid):
-        index, k = divmod(index, len(dimension))
-        values.append(dimension[k])
-    return tuple(reversed(values))
-
-
-def columns(grid, percentiles: Sequence[float] = (), deadline: float | None = None) -> list[str]:
-    """The CSV header of a sweep."""
-    cols = ["point", *(path for path, _ in grid), *RESULT_COLUMNS]
-    cols += [f"p{percentile_key(q)}" for q in percentiles]
-    if deadline is not None:
-        cols.append("deadline_probability")
-    return cols + list(TAIL_COLUMNS)
-
 
 # --------------------------------------------------------------------------- one point (runs on a worker)
 @dataclass(frozen=True)
 class SweepTask:
     """Everything a worker needs to solve one point (picklable): the description's mapping after
     ``--set`` (``data``), and the point's own ``overrides``; ``classes`` for a description with
-    query classes (:class:`~spn.analysis.sweep_classes.ClassSweep`), else None."""
+    query classes (:class:`~spn.analysis.sweep_grid.ClassSweep`), else None."""
 
     index: int
     values: tuple
@@ -183,47 +105,78 @@ class SweepTask:
 
 
 def solve_point(task: SweepTask) -> dict:
-    """Solve one point by :func:`spn.pipeline.evaluate_description` (as ``spn solve`` would, with the
-    sweep's seed and budget); return its CSV row as a dict. Errors of spn become the ``error`` column.
-    ``low``/``high`` are the method's interval around the mean (the mean itself for the exact chain)."""
-    from spn.description import parse_description
+    """Solve one point as ``spn solve`` would (with the sweep's seed and budget); return its CSV row as a
+    dict. Errors of spn become the ``error`` column.
+
+    One class: :func:`spn.pipeline.evaluate_description`, read by :func:`result_row`. Query classes
+    (``task.classes``): :func:`spn.analysis.solve.solve_description` with its fallback, read by
+    :func:`class_row`.
+    """
     from spn.pipeline import Budget, Question, evaluate_description
 
     started = time.perf_counter()
-    row, result = {"point": task.index}, None
+    row = {"point": task.index}
     try:
-        if task.classes is not None:
-            from spn.analysis.sweep_classes import solve_class_point
-
-            row.update(solve_class_point(task))
-        elif "logs" in task.data:
+        if "logs" in task.data:
             from spn.pipeline.source import configure
 
             desc = configure(task.data["logs"], [*task.data["sets"], *task.overrides])
         else:
-            desc = parse_description(task.data, task.overrides, source=task.source)
-        if task.classes is None:
+            desc = point_description(task.data, task.overrides, task.classes, source=task.source)
+        if task.classes is not None:
+            from spn.analysis.solve import solve_description
+
+            layout = task.classes
+            if names_of(desc) != (layout.classes, layout.queues):
+                raise ModelError("the grid renames a class or a queue, and the columns are named after the model's")
+            row.update(class_row(solve_description(
+                desc, method=task.method, rtol=task.rtol, max_states=task.max_states, fallback=True,
+                rel_precision=layout.rel_precision, max_seconds=layout.max_seconds, seed=layout.seed)))
+        else:
             limits = {name: value for name, value in (("rel_precision", task.rel_precision),
                                                        ("max_seconds", task.max_seconds)) if value is not None}
-            result = evaluate_description(desc, question=Question(task.percentiles, task.deadline),
-                                          budget=Budget(rtol=task.rtol, max_states=task.max_states, seed=task.seed,
-                                                        **limits), method=task.method)
+            row.update(result_row(evaluate_description(
+                desc, question=Question(task.percentiles, task.deadline),
+                budget=Budget(rtol=task.rtol, max_states=task.max_states, seed=task.seed, **limits),
+                method=task.method), task.deadline))
     except (SpnError, MemoryError) as error:
         message = "out of memory (lower max_states)" if isinstance(error, MemoryError) else str(error)
         row.update(converged="", error=" ".join(message.split()) or type(error).__name__)
-    if result is not None:
-        details = result.details
-        solver = details.get("solver")
-        row.update(mean_execution_time=result.mean_execution_time, throughput=result.throughput,
-                   utilization=result.utilization, tangible_states=details.get("tangible_states", ""),
-                   transitions=details.get("transitions", ""), method=result.method, low=result.interval[0],
-                   high=result.interval[1], converged=bool(solver["converged"]) if solver else
-                   bool(details.get("precision_met", True)), error="")
-        for q, t in result.percentiles.items():
-            row[f"p{percentile_key(q)}"] = t
-        if task.deadline is not None:
-            row["deadline_probability"] = result.deadline_probability
     row["seconds"] = time.perf_counter() - started
+    return row
+
+
+def result_row(result, deadline: float | None = None) -> dict:
+    """The columns of a point of one class, read from its :class:`spn.pipeline.Result`: ``low``/``high``
+    are the method's interval around the mean (the mean itself for the exact chain)."""
+    details = result.details
+    solver = details.get("solver")
+    row = dict(mean_execution_time=result.mean_execution_time, throughput=result.throughput,
+               utilization=result.utilization, tangible_states=details.get("tangible_states", ""),
+               transitions=details.get("transitions", ""), method=result.method, low=result.interval[0],
+               high=result.interval[1], converged=bool(solver["converged"]) if solver else
+               bool(details.get("precision_met", True)), error="")
+    for q, t in result.percentiles.items():
+        row[f"p{percentile_key(q)}"] = t
+    if deadline is not None:
+        row["deadline_probability"] = result.deadline_probability
+    return row
+
+
+def class_row(report) -> dict:
+    """The columns of a point with query classes (exact or simulated), read from its ``spn solve --json`` object."""
+    result = report.as_dict()
+    simulated = result["method"] == "simulation"
+    row = {key: result[key] for key in TOTAL_COLUMNS if key in result}
+    for kind, keys in (("classes", CLASS_KEYS), ("queues", QUEUE_KEYS)):
+        for name, values in result[kind].items():
+            row.update({f"{kind}.{name}.{key}": values[key] for key in keys if key in values})
+    if simulated:
+        row.update(replications=result["replications"], precision_met=bool(result["precision_met"]), converged="")
+    else:
+        row.update(tangible_states=report.tangible_states, transitions=report.transitions,
+                   converged=bool(report.solver.converged))
+    row["error"] = ""
     return row
 
 
@@ -320,16 +273,15 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
         _check_log_points(logs, sets, grid)
     else:
         data = model_data(model, sets)
-        layout = _class_layout(data, grid, method=method, percentiles=percentiles, deadline=deadline, seed=seed,
-                               rel_precision=rel_precision, max_seconds=max_seconds)
-        first = _check_values(model, data, grid, layout)
+        layout = class_layout(data, grid, method=method, percentiles=percentiles, deadline=deadline, seed=seed,
+                              rel_precision=rel_precision, max_seconds=max_seconds)
+        first = check_values(model, data, grid, layout)
     if layout is not None:
         layout = dataclasses.replace(layout, classes=names_of(first)[0], queues=names_of(first)[1])
-        cols = class_columns(grid, layout)
         simulation = {"seed": layout.seed, "rel_precision": layout.rel_precision, "max_seconds": layout.max_seconds}
     else:
-        cols = columns(grid, percentiles, deadline)
         simulation = {"seed": seed, "rel_precision": rel_precision, "max_seconds": max_seconds}
+    cols = columns(grid, percentiles, deadline, layout)
     record = SweepRecord.of(model, data, sets, grid_texts, grid, method=method, rtol=rtol, max_states=max_states,
                             percentiles=percentiles, deadline=deadline, **simulation)
     paths = [p for p, _ in grid]
@@ -376,47 +328,6 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
     return summary
 
 
-def _class_layout(data, grid, *, method, percentiles, deadline, seed, rel_precision,
-                  max_seconds) -> ClassSweep | None:
-    """The :class:`ClassSweep` of a description with query classes (names filled in later), else None;
-    refuses the options that do not apply to the description."""
-    from spn.analysis.solve import SIMULATION_PRECISION, SIMULATION_SECONDS
-
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ModelError(f"seed: expected an integer >= 0, got {seed!r}", option="seed")
-    for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds)):
-        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ModelError(f"{name}: expected a positive number, got {value!r}", option=name)
-    if not data.get("classes"):
-        return None
-    one_class = next((path for path, _ in grid if path.split(".")[0] in ("workload", "phases", "edges")), None)
-    if one_class is not None:
-        names = ", ".join(str(c.get("name")) for c in data["classes"] if isinstance(c, dict))
-        raise ModelError(f"--grid {one_class}: the model has query classes, each with its own users, think_time, "
-                         f"phases and edges: vary classes.NAME.{one_class.split('.', 1)[-1]} (classes: {names})")
-    if percentiles or deadline is not None:
-        raise ModelError("percentiles and deadline: a sweep over query classes reports each class's mean execution "
-                         "time and throughput (the execution-time distribution is solved for one class)",
-                         option="percentiles" if percentiles else "deadline")
-    shares, pinned = shares_on_grid(data, [path for path, _ in grid])
-    return ClassSweep((), (), shares, pinned, seed,
-                      SIMULATION_PRECISION if rel_precision is None else float(rel_precision),
-                      SIMULATION_SECONDS if max_seconds is None else float(max_seconds))
-
-
-def _check_paths(data, grid) -> None:
-    """Refuse, in one line, a grid path that names nothing in the description (with the first value)."""
-    from spn.description.overrides import apply_overrides
-
-    for path, values in grid:
-        try:
-            apply_overrides(data, [f"{path}={values[0]}"])
-        except ModelError as error:
-            text = str(error)
-            prefix = f"--set {path}={values[0]}: "
-            raise ModelError(f"--grid {path}: {text[len(prefix):] if text.startswith(prefix) else text}") from None
-
-
 def _logs(model) -> list[str] | None:
     """The log paths of a sweep over a pilot's logs, or None for a description file."""
     from spn.pipeline.source import is_description_file
@@ -432,56 +343,6 @@ def _check_log_points(logs, sets, grid) -> None:
     from spn.pipeline.source import configure
 
     configure(logs, [*sets, *(f"{path}={values[0]}" for path, values in grid)])
-
-
-def _check_values(model, data, grid, layout: ClassSweep | None = None):
-    """Every value of every dimension, with the others at their first value, must make a valid description;
-    returns the description of the first point.
-
-    Of a range ``LO..HI`` only the ends are checked (the bounds of a description are
-    intervals), so that a grid of a million points starts at once. With query classes each
-    point is rebalanced first (:func:`~spn.analysis.sweep_classes.rebalance`), and a value
-    may not rename a class or a queue (the columns are named after them).
-    """
-    from spn.analysis.sweep_classes import shares_on_grid
-    from spn.description.model import require_single_class
-
-    _check_paths(data, grid)
-    first = [values[0] for _, values in grid]
-    problems, bad, reference = [], 0, None
-    queues = data.get("queues") if layout is not None else None
-    # every queue's capacity on the grid: nothing is rebalanced, and a combination not summing to 1
-    # is a failed point (recorded when it comes), not a reason to refuse the whole grid
-    every_share = isinstance(queues, list) and len(shares_on_grid(data, [p for p, _ in grid])[0]) == len(queues)
-    for d, (path, values) in enumerate(grid):
-        others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
-        for v in ((values[0], values[-1]) if _is_range(values) else values):
-            try:
-                desc = point_description(data, [*others, f"{path}={v}"], layout, source=str(model))
-                if layout is None:
-                    require_single_class(desc, "spn sweep")
-                elif reference is not None and names_of(desc) != names_of(reference):
-                    raise ModelError("it renames a class or a queue, and the columns are named after the model's")
-                if reference is None:
-                    reference = desc
-            except ModelError as error:
-                if every_share and all(CAPACITY_SUM in p for p in error.problems):
-                    continue
-                bad += 1
-                if len(problems) < 3:
-                    problems.append(f"{path}={v}: {error}")
-    if problems:
-        raise ModelError(problems + ([f"... and {bad - 3} more values"] if bad > 3 else []))
-    return reference if reference is not None else point_description(data, [], layout, source=str(model))
-
-
-def _is_range(values) -> bool:
-    """Whether ``values`` are consecutive integers, as ``LO..HI`` writes them."""
-    try:
-        start = int(values[0])
-        return len(values) > 2 and all(v == str(start + k) for k, v in enumerate(values))
-    except ValueError:
-        return False
 
 
 # --------------------------------------------------------------------------- Dask

@@ -32,7 +32,14 @@ from dataclasses import dataclass
 from spn.exceptions import ModelError
 
 __all__ = ["SweepRecord", "SweepWriter", "check_outputs", "resume_rows", "csv_records", "record_path",
-           "PLOT_FORMATS"]
+           "PLOT_FORMATS", "RESULT_COLUMNS", "TAIL_COLUMNS"]
+
+#: the result columns of a sweep of one class, after the grid's (``spn.analysis.plot`` finds the grid
+#: columns before the first, which is also the first of a sweep over query classes)
+RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions", "method",
+                  "low", "high")
+#: the last columns of every sweep
+TAIL_COLUMNS = ("converged", "seconds", "error")
 
 #: a line of a sweep CSV is a few hundred characters; a longer one means the file is something else
 MAX_LINE = 1 << 20
