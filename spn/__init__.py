@@ -49,7 +49,7 @@ _LAZY = {
     "plan": "spn.analysis.plan", "solve_with_distribution": "spn.analysis.evaluate",
     "run_sweep": "spn.analysis.sweep",
     "ClusterSimulator": "spn.simulation", "Distribution": "spn.simulation", "NetSimulator": "spn.simulation",
-    "compare_description": "spn.simulation", "distributions_from_description": "spn.simulation",
+    "compare_description": "spn.analysis.compare", "distributions_from_description": "spn.simulation",
     "simulate_description": "spn.simulation",
     "fit_logs": "spn.fit.logs",
     "evaluate": "spn.pipeline", "Question": "spn.pipeline", "Budget": "spn.pipeline", "Result": "spn.pipeline",

@@ -25,10 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_classes_queues import R_LARGE_SHARE, R_SMALL_SHARE, two_classes  # noqa: E402
 
+from spn.analysis.compare import compare_description  # noqa: E402
 from spn.analysis.solve import solve_description  # noqa: E402
 from spn.cli import main  # noqa: E402
 from spn.description import parse_description  # noqa: E402
-from spn.simulation import compare_description, simulate_description  # noqa: E402
+from spn.simulation import simulate_description  # noqa: E402
 
 ONE_TASK = dict(a=dict(think_time=1, tasks=1, mean=1.0), b=dict(think_time=2, tasks=1, mean=0.5))
 TWO_TASKS = dict(a=dict(think_time=1, tasks=2, mean=1.0), b=dict(think_time=1, tasks=2, mean=1.0))

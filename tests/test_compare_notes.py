@@ -2,7 +2,7 @@
 
 Under ``gate`` with several users the net pools a phase's finished tasks across jobs; the
 cluster simulator pools them too by default (the same question), and run per job
-(``--per-job-tasks``) its flags are *explained* by :data:`spn.simulation.compare.POOLING`
+(``--per-job-tasks``) its flags are *explained* by :data:`spn.analysis.compare.POOLING`
 instead of counting as disagreements (docs/design.md §3.4).
 """
 
@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from spn.analysis.compare import POOLING, compare_description, tasks_can_mix
 from spn.cli import main
 from spn.description import parse_description
-from spn.simulation import compare_description
-from spn.simulation.compare import POOLING, tasks_can_mix
 
 EXAMPLE = str(Path(__file__).resolve().parent.parent / "models" / "mapreduce.yaml")
 

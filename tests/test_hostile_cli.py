@@ -200,7 +200,7 @@ def test_max_seconds_bounds_the_replications_and_the_command():
 
 def test_compare_past_the_state_limit_stops_quickly():
     from spn.description import load_description
-    from spn.simulation import compare_description
+    from spn.analysis.compare import compare_description
 
     desc = load_description(SPARK, ["workload.users=30"])
     started = time.perf_counter()
@@ -219,7 +219,7 @@ def test_compare_past_the_state_limit_stops_quickly():
 
 def test_compare_gives_up_exploring_at_its_share_of_max_seconds():
     from spn.description import load_description
-    from spn.simulation import compare_description
+    from spn.analysis.compare import compare_description
 
     desc = load_description(ROOT / "models" / "two-queues.yaml")     # millions of states
     started = time.perf_counter()
@@ -240,7 +240,7 @@ def test_compare_does_not_build_a_job_net_of_thousands_of_places():
 
 
 def test_compare_help_states_its_own_bounds(capsys):
-    from spn.simulation.compare import COMPARE_MAX_STATES, COMPARE_SECONDS
+    from spn.analysis.compare import COMPARE_MAX_STATES, COMPARE_SECONDS
 
     assert main(["compare", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())

@@ -14,7 +14,7 @@ from spn.exceptions import ModelError
 from spn.fit.whatif import KEYS
 from spn.pipeline import Budget, Question, evaluate, evaluate_description
 from spn.pipeline.source import WHAT_IF_KEYS, configure, is_description_file, split_settings
-from spn.simulation.compare import compare_description
+from spn.analysis.compare import compare_description
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPREDUCE = str(ROOT / "models" / "mapreduce.yaml")

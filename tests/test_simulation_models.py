@@ -19,9 +19,10 @@ simulator runs (a description that names no policy is ``fifo``).
 
 import pytest
 
-from spn.description import parse_description
+from spn.analysis.compare import compare_description
 from spn.analysis.solve import solve_description
-from spn.simulation import compare_description, simulate_description
+from spn.description import parse_description
+from spn.simulation import simulate_description
 
 
 def model(name, users, think_time, containers, phases, edges=None):

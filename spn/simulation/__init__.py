@@ -8,8 +8,8 @@ and to go where the state space is too large or task times are not Erlang.
   :class:`QueueSimulator` does the same for several query classes sharing the
   cluster through capacity-scheduler queues.
 - :func:`simulate_description` runs independent replications of either engine with
-  confidence intervals and a stopping rule; :func:`compare_description` puts the
-  analytic solution and both simulators side by side.
+  confidence intervals and a stopping rule (:func:`spn.analysis.compare.compare_description`
+  puts the analytic solution and both simulators side by side).
 
 >>> from spn.description import load_description
 >>> desc = load_description("models/mapreduce.yaml")                        # doctest: +SKIP
@@ -18,7 +18,6 @@ Estimate(value=13.3..., ci_low=..., ci_high=..., confidence=0.95, n=...)
 """
 
 from spn.simulation.cluster import ClusterReplication, ClusterSimulator
-from spn.simulation.compare import Comparison, compare_description
 from spn.simulation.distributions import Distribution, distributions_from_description, phase_distribution
 from spn.simulation.engine import NetSimulator, Replication
 from spn.simulation.queues import QueueReplication, QueueSimulator
@@ -26,7 +25,7 @@ from spn.simulation.runner import SimulationReport, seed_sequence, simulate_desc
 from spn.simulation.statistics import Estimate, mean_estimate, ratio_estimate
 
 __all__ = [
-    "ClusterReplication", "ClusterSimulator", "Comparison", "compare_description",
+    "ClusterReplication", "ClusterSimulator",
     "Distribution", "distributions_from_description", "phase_distribution",
     "NetSimulator", "Replication", "QueueReplication", "QueueSimulator", "SimulationReport", "seed_sequence", "simulate_description",
     "Estimate", "mean_estimate", "ratio_estimate",

@@ -179,14 +179,14 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     cluster simulator is their independent check). The engines get independent random
     streams spawned from ``seed``. ``max_seconds`` bounds the whole comparison (None: no
     bound): exploring the chain may take :data:`ANALYTIC_SHARE` of it, and a chain the
-    description already puts past ``max_states`` (:func:`spn.analysis.solve.choose_method`)
+    description already puts past ``max_states`` (:func:`spn.analysis.choice.choose_method`)
     is not explored at all. ``pool_finished_tasks``: the cluster simulator's mode (see
     :func:`~spn.simulation.simulate_description`); None pools where the net does (policy
     ``gate``, one class, several users), so that it answers the analytic question; False
     there keeps each job's tasks its own, and its flags are explained by :data:`POOLING`.
     """
-    from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS, choose_method
-    from spn.description.model import NET_POLICIES, job_classes
+    from spn.analysis.choice import choose_method
+    from spn.description.model import ANALYTIC_DISTRIBUTIONS, NET_POLICIES, job_classes
 
     started = time.perf_counter()
     if engines is None:
