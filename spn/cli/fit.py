@@ -77,6 +77,10 @@ def _register_fit(commands) -> None:
                      help="fit the configuration the logs did not run: spark.executor.instances, "
                      "spark.executor.cores, spark.sql.shuffle.partitions, spark.default.parallelism, input-size, "
                      "hosts, executor-cpus (repeatable; rules in docs/design.md)")
+    fit.add_argument("--report", action="store_true",
+                     help="print how well each phase's law fits its task times: samples, mean, shape, "
+                     "Kolmogorov-Smirnov distance and p-value, verdict at 1 %%, and what the shape cap changed "
+                     "(on stdout with --out, else on stderr so that the model alone goes to stdout)")
     fit.set_defaults(run=run_fit)
 
 
@@ -99,8 +103,12 @@ def run_fit(args) -> int:
         )
     for note in model.warnings:
         print(f"spn: note: {_args.one_line(note)}", file=sys.stderr)
+    for warning in model.law_warnings:
+        print(f"spn: warning: {_args.one_line(warning)}", file=sys.stderr)
     if not args.out:
         sys.stdout.write(model.to_yaml())
+        if args.report:
+            _print_report(model, sys.stderr)
         return 0
     write_model(model, args.out, force=args.force)
     desc = model.description
@@ -114,7 +122,16 @@ def run_fit(args) -> int:
     print(f"wrote {args.out}: {len(desc['phases'])} phases ({len(desc['phases']) - delays} stage, {delays} delay), "
           f"{desc['cluster']['containers']} containers, {desc['workload']['users']} user(s){placeholder}; "
           f"next: spn solve {args.out}" + ("" if not args.empirical else f" / spn simulate {args.out}"))
+    if args.report:
+        _print_report(model, sys.stdout)
     return 0
+
+
+def _print_report(model, stream) -> None:
+    """``spn fit --report``: the goodness-of-fit table (:func:`spn.fit.write.fit_report`)."""
+    from spn.fit.write import fit_report
+
+    print(fit_report(model.description), file=stream)
 
 
 # --------------------------------------------------------------------------

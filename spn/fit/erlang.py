@@ -11,7 +11,10 @@ of variation is 1/k). This module picks k and the mean from measurements:
   sample for simulation (``distribution: empirical``).
 
 Every fit reports its Kolmogorov-Smirnov statistic against the fitted Erlang,
-so a poor fit (a phase with stragglers, say) is visible, not hidden.
+so a poor fit (a phase with stragglers, say) is visible, not hidden; a
+phase's fit also carries a :class:`FitQuality` (:func:`fit_quality`): the KS
+distance, a p-value corrected for the fitted parameters (parametric
+bootstrap, Lilliefors' idea) and a verdict at the 1 % level.
 
 Which durations to give it (the rule used by ``spn``): **successful attempts
 only**. A failed attempt's time is reported separately (see
@@ -48,6 +51,11 @@ __all__ = [
     "phase_description",
     "fit_pooled",
     "fit_delay",
+    "FitQuality",
+    "fit_quality",
+    "REJECT_LEVEL",
+    "MIN_TEST_SAMPLES",
+    "misfit_effect",
 ]
 
 #: ln Gamma over an array (math.lgamma, as :func:`erlang_loglik` uses; scipy is not needed to import this module)
@@ -55,6 +63,16 @@ _LOG_GAMMA = np.vectorize(math.lgamma, otypes=[float])
 
 #: shapes searched to tell the shape the data asked for (reported) from the capped one (used)
 _UNCAPPED_SHAPE = 1000
+
+#: a fit whose corrected KS p-value is below this is rejected
+REJECT_LEVEL = 0.01
+#: fewer task samples than this get no verdict: a KS test on 4 points rejects almost nothing
+MIN_TEST_SAMPLES = 5
+#: bootstrap replicates: p resolves to 1/1000, ten times finer than the 1 % level
+BOOTSTRAP_REPLICATES = 999
+#: at most this many simulated durations per bootstrap (fewer replicates for a huge phase) and per block
+_BOOTSTRAP_DRAWS = 5_000_000
+_BLOCK_DRAWS = 500_000
 
 
 @dataclass(frozen=True)
@@ -97,17 +115,127 @@ class PhaseFit:
     empirical task time); ``dropped`` counts the zero or negative durations
     left out. ``uncapped_shape`` is the shape the same method picks with no
     cap (up to 1000): when it is larger than ``fit.shape`` the cap decided.
+    ``quality`` is the goodness of fit (:func:`fit_quality`; ``None`` for a delay).
     """
 
     fit: ErlangFit
     samples: tuple[float, ...]
     dropped: int
     uncapped_shape: int | None = None
+    quality: "FitQuality | None" = None
 
     @property
     def capped(self) -> bool:
         """Whether ``max_shape`` lowered the shape the data asked for."""
         return self.uncapped_shape is not None and self.uncapped_shape > self.fit.shape
+
+
+@dataclass(frozen=True)
+class FitQuality:
+    """How well a phase's fitted Erlang describes its task-time samples.
+
+    ``ks_distance`` is the Kolmogorov-Smirnov distance D between the
+    samples and the fitted law. ``ks_p_value_kstest`` is scipy's
+    ``kstest`` p-value against that law: **optimistic**, since the law was
+    fitted to the same samples (it lies closer to them than the true law
+    would, so D looks small). ``ks_p_value`` corrects for it, as Lilliefors
+    did for the normal law, by a parametric bootstrap: ``replicates``
+    samples of the same size drawn from the fitted law (rounded to the
+    log's clock tick, like the data), each refitted by the same method and
+    cap, and p = (1 + #{D* >= D}) / (replicates + 1), so it is never below
+    1/(replicates + 1). ``verdict`` is ``"ok"``, ``"rejected"`` (p < 1 %)
+    or ``"too few samples"`` (under :data:`MIN_TEST_SAMPLES`: no p-value).
+
+    >>> q = fit_phase(erlang_samples(3, 2.0, 300, seed=4)).quality
+    >>> q.verdict, q.samples, q.ks_p_value > 0.01
+    ('ok', 300, True)
+    """
+
+    samples: int
+    ks_distance: float | None
+    ks_p_value: float | None
+    ks_p_value_kstest: float | None
+    replicates: int
+    verdict: str
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the fitted law is rejected at :data:`REJECT_LEVEL`."""
+        return self.verdict == "rejected"
+
+    def as_dict(self) -> dict:
+        """The machine-readable keys a model's ``reference.phases.<name>`` keeps."""
+        return {"samples": self.samples, "ks_distance": self.ks_distance, "ks_p_value": self.ks_p_value,
+                "ks_p_value_kstest": self.ks_p_value_kstest, "bootstrap_replicates": self.replicates,
+                "verdict": self.verdict}
+
+
+def fit_quality(samples, fit: ErlangFit, *, max_shape: int, sizes=None, tick: float | None = None,
+                replicates: int = None, seed=0) -> FitQuality:
+    """The goodness of ``fit`` (fitted to ``samples`` with cap ``max_shape``): KS D, corrected p, verdict.
+
+    ``sizes`` are the sizes of the groups that were each scaled to their
+    own mean before fitting (:func:`fit_pooled`; default one group of all
+    samples); ``tick`` is the clock resolution the samples were measured at
+    (seconds; simulated samples are rounded to it, since ties add to D);
+    ``replicates`` defaults to :data:`BOOTSTRAP_REPLICATES` (fewer for a
+    phase over 5,000 samples). Deterministic for a given ``seed``.
+
+    >>> x = np.concatenate([erlang_samples(20, 1.0, 100, seed=1), erlang_samples(20, 5.0, 100, seed=2)])
+    >>> q = fit_quality(x, fit_erlang_mle(x, 1000), max_shape=1000)
+    >>> q.verdict, q.ks_p_value
+    ('rejected', 0.001)
+    """
+    x = _positive_samples(samples)
+    n = int(x.size)
+    if n < MIN_TEST_SAMPLES or fit.ks is None:
+        return FitQuality(n, fit.ks, None, fit.ks_pvalue, 0, "too few samples")
+    sizes = [n] if sizes is None else [int(v) for v in sizes]
+    if sum(sizes) != n:
+        raise ValueError(f"group sizes {sizes} do not add up to the {n} samples")
+    if replicates is None:
+        replicates = min(BOOTSTRAP_REPLICATES, max(99, _BOOTSTRAP_DRAWS // n))
+    rng = np.random.default_rng(seed)
+    # a single raw group is simulated at its own scale, so that rounding to the tick bites as in the log
+    scale = fit.mean / fit.shape if len(sizes) == 1 else 1.0 / fit.shape
+    block = max(1, _BLOCK_DRAWS // n)
+    exceed, done = 0, 0
+    while done < replicates:
+        rows = min(block, replicates - done)
+        parts = []
+        for size in sizes:
+            draws = rng.gamma(fit.shape, scale, size=(rows, size))
+            if tick:
+                draws = np.maximum(np.round(draws / tick) * tick, tick / 2)  # 0 ticks count as half a tick
+            parts.append(draws / draws.mean(axis=1, keepdims=True))
+        exceed += int(np.count_nonzero(_ks_of_rows(np.hstack(parts), fit.method, max_shape) >= fit.ks - 1e-12))
+        done += rows
+    p_value = (1 + exceed) / (replicates + 1)
+    verdict = "rejected" if p_value < REJECT_LEVEL else "ok"
+    return FitQuality(n, fit.ks, p_value, fit.ks_pvalue, int(replicates), verdict)
+
+
+def misfit_effect(phase_fit: "PhaseFit") -> str:
+    """Where the measured tasks and the fitted Erlang differ most, and their 95th percentiles, in words.
+
+    >>> x = np.concatenate([erlang_samples(50, 1.0, 100, seed=1), erlang_samples(50, 5.0, 100, seed=2)])
+    >>> print(misfit_effect(fit_phase(x, max_shape=1000)))
+    at 1.13 s 46 % of the tasks are shorter, the law says 17 %; p95 5.82 s measured, 7.12 s fitted
+    """
+    import scipy.stats
+
+    fit = phase_fit.fit
+    x = np.asarray(phase_fit.samples, dtype=float)
+    law = scipy.stats.gamma(fit.shape, scale=fit.mean / fit.shape)
+    cdf = law.cdf(x)
+    n = x.size
+    below = np.arange(1, n + 1) / n - cdf          # the sample's CDF just at x[i], over the law's
+    above = cdf - np.arange(0, n) / n               # the law's CDF over the sample's just before x[i]
+    i = int(np.argmax(np.maximum(below, above)))
+    share = (i + 1) / n if below[i] >= above[i] else i / n
+    measured_p95 = float(np.quantile(x, 0.95))
+    return (f"at {x[i]:.3g} s {share:.0%} of the tasks are shorter, the law says {cdf[i]:.0%}; "
+            f"p95 {measured_p95:.3g} s measured, {float(law.ppf(0.95)):.3g} s fitted").replace("%", " %")
 
 
 def erlang_loglik(samples, shape: int, mean: float) -> float:
@@ -196,7 +324,9 @@ def fit_phase(durations, *, method: str = "mle", max_shape: int = 50) -> PhaseFi
     fitter = _fitter(method)
     fit = fitter(kept, max_shape)
     uncapped = fitter(kept, max(_UNCAPPED_SHAPE, max_shape)).shape if fit.shape == max_shape else fit.shape
-    return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped, uncapped_shape=uncapped)
+    quality = fit_quality(kept, fit, max_shape=max_shape, tick=_clock_tick(kept))
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped, uncapped_shape=uncapped,
+                    quality=quality)
 
 
 def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_shape: int = 50) -> PhaseFit:
@@ -238,7 +368,10 @@ def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_sh
                 if unit_fit.shape == max_shape else unit_fit.shape)
     scaled = unit * target
     fit = _erlang_fit(scaled, unit_fit.shape, target, unit_fit.method)
-    return PhaseFit(fit=fit, samples=tuple(float(v) for v in scaled), dropped=dropped, uncapped_shape=uncapped)
+    # each run was scaled to its own mean before the shape was fitted: the bootstrap does the same per run
+    quality = fit_quality(scaled, fit, max_shape=max_shape, sizes=[x.size for x in kept])
+    return PhaseFit(fit=fit, samples=tuple(float(v) for v in scaled), dropped=dropped, uncapped_shape=uncapped,
+                    quality=quality)
 
 
 def fit_delay(durations, *, max_shape: int = 10) -> PhaseFit:
@@ -344,3 +477,30 @@ def _erlang_fit(x: np.ndarray, shape: int, mean: float, method: str) -> ErlangFi
         shape=shape, mean=mean, n=int(x.size), loglik=erlang_loglik(x, shape, mean),
         ks=ks, ks_pvalue=ks_pvalue, method=method,
     )
+
+
+def _clock_tick(x: np.ndarray) -> float | None:
+    """0.001 when every duration is a whole number of half milliseconds (a log's clock), else None."""
+    half_ms = x * 2000.0
+    return 0.001 if np.all(np.abs(half_ms - np.round(half_ms)) < 1e-6 * np.maximum(1.0, half_ms)) else None
+
+
+def _ks_of_rows(u: np.ndarray, method: str, max_shape: int) -> np.ndarray:
+    """KS distance of every row of ``u`` (each of mean 1) to the Erlang refitted to that row, as :func:`fit_phase` does."""
+    import scipy.special
+
+    rows, n = u.shape
+    if method == "mle":
+        # the log-likelihood at mean 1 needs only sum(ln u): one matrix of rows x shapes (ties to the smaller k)
+        shapes = np.arange(1, max_shape + 1, dtype=float)
+        logliks = (n * (shapes * np.log(shapes) - _LOG_GAMMA(shapes) - shapes)[None, :]
+                   + np.log(u).sum(axis=1, keepdims=True) * (shapes - 1.0)[None, :])
+        k = shapes[np.argmax(logliks, axis=1)]
+    else:
+        variance = u.var(axis=1, ddof=1)
+        with np.errstate(divide="ignore"):
+            k = np.where(variance == 0.0, max_shape, np.clip(np.round(1.0 / variance), 1, max_shape))
+    u = np.sort(u, axis=1)
+    cdf = scipy.special.gammainc(k[:, None], k[:, None] * u)   # Erlang(k, mean 1): P(k, k u)
+    steps = np.arange(1, n + 1) / n
+    return np.maximum((steps - cdf).max(axis=1), (cdf - (steps - 1.0 / n)).max(axis=1))

@@ -56,7 +56,7 @@ import numpy as np
 from spn.description.model import THINK_TIME_PLACEHOLDER
 from spn.exceptions import LogFormatError, ModelError
 from spn.limits import MAX_PHASES
-from spn.fit.erlang import fit_delay, phase_description
+from spn.fit.erlang import MIN_TEST_SAMPLES, fit_delay, misfit_effect, phase_description
 from spn.fit.scaling import FittedPhase, pooled_template, scaled_template
 from spn.fit.write import FittedModel
 from spn.logs.queries import query_runs
@@ -269,12 +269,14 @@ def _describe(runs, template, *, paths, per_query, think_time, think_how, users,
         "phases": [],
         "edges": [list(e) for e in dict.fromkeys(edges)],
     }
-    provenance = {}
+    provenance, law_warnings = {}, []
     for phase in phases:
         description["phases"].append(phase_description(phase.name, phase.tasks, phase.fit, empirical=empirical,
                                                        digits=_DIGITS))
         phase_notes[phase.name] = _phase_comment(phase)
-        provenance[phase.name] = _phase_provenance(phase)
+        provenance[phase.name] = _phase_provenance(phase, empirical=empirical)
+        if not empirical and phase.fit.quality is not None and phase.fit.quality.rejected:
+            law_warnings.append(_rejection_warning(phase))
     if not description["edges"]:
         del description["edges"]
     description["reference"] = _reference(runs, paths=paths, per_query=per_query, input_size=input_size,
@@ -285,7 +287,7 @@ def _describe(runs, template, *, paths, per_query, think_time, think_how, users,
     from spn.description import parse_description
 
     parse_description(description)  # what is written must be a valid description
-    return FittedModel(description, tuple(header), phase_notes, tuple(warnings_out))
+    return FittedModel(description, tuple(header), phase_notes, tuple(warnings_out), tuple(law_warnings))
 
 
 def _model_name(run: Run, per_query: bool) -> str:
@@ -318,19 +320,52 @@ def _phase_comment(phase: FittedPhase) -> list[str]:
     label = phase.stage_name[:70] + ("..." if len(phase.stage_name) > 70 else "")
     lines = [f"stage id(s) {', '.join(map(str, phase.stage_ids))} \"{label}\": {fit.n} task samples"
              + (f" from {phase.samples_from} runs" if phase.samples_from > 1 else "")
-             + f", mean {fit.mean:.4g} s, cv {cv:.3g}; Erlang shape {fit.shape} ({fit.method}{capped}), KS {ks}"]
+             + f", mean {fit.mean:.4g} s, cv {cv:.3g}; Erlang shape {fit.shape} ({fit.method}{capped})"
+             + ("" if phase.fit.quality is not None else f", KS {ks}")]
+    if phase.fit.quality is not None:
+        lines.append(f"fit quality: {_quality_text(phase.fit.quality)}")
     lines += list(phase.notes)
     return lines
 
 
-def _phase_provenance(phase: FittedPhase) -> dict:
+def _quality_text(quality) -> str:
+    """``KS D 0.192, p <= 0.001 (...): rejected at 1 %``: the comment's words for a phase's goodness of fit."""
+    if quality.ks_p_value is None:
+        return f"{quality.samples} samples: too few to test (a verdict needs {MIN_TEST_SAMPLES})"
+    return f"{_quality_test(quality)}: {'rejected' if quality.rejected else 'not rejected'} at 1 %"
+
+
+def _quality_test(quality, *, detail: bool = True) -> str:
+    """The KS distance and p-values of a tested fit, in words (``detail``: how p was found)."""
+    floor = 1.0 / (quality.replicates + 1)   # the bootstrap's p cannot go lower
+    p = f"<= {floor:.2g}" if quality.ks_p_value <= floor else f"{quality.ks_p_value:.2g}"
+    how = (f" (parametric bootstrap, {quality.replicates} refits; kstest's {quality.ks_p_value_kstest:.2g} "
+           "ignores the fitting)") if detail else ""
+    return f"KS D {quality.ks_distance:.3f}, p {p}{how}"
+
+
+def _rejection_warning(phase: FittedPhase) -> str:
+    """One line on a phase whose Erlang law is rejected: the test, where the law misses, and the way out.
+
+    The net carries Erlang, exponential and deterministic laws only (no two-phase law a rejected
+    Erlang could fall back to), so the way out is the measured sample, for simulation."""
+    fit, quality = phase.fit.fit, phase.fit.quality
+    return (f"{phase.name}: Erlang({fit.shape}) rejected at 1 % ({_quality_test(quality, detail=False)}, "
+            f"{quality.samples} samples): {misfit_effect(phase.fit)}; `spn fit --empirical` keeps the measured "
+            "law (for spn simulate)")
+
+
+def _phase_provenance(phase: FittedPhase, *, empirical: bool = False) -> dict:
     """A phase's entry under ``reference.phases``."""
     fit = phase.fit.fit
     entry = {"kind": phase.kind, "samples": int(fit.n), "mean_s": _round(fit.mean), "shape": int(fit.shape)}
     if phase.kind == "stage":
         entry["stage_ids"] = [int(s) for s in phase.stage_ids]
         entry["shape_uncapped"] = int(phase.fit.uncapped_shape or fit.shape)
-        entry["ks"] = None if fit.ks is None else _round(fit.ks)
+        if phase.fit.quality is not None:
+            quality = phase.fit.quality.as_dict()
+            entry.update({key: (_round(value) if isinstance(value, float) else value) for key, value in quality.items()})
+            entry["law_rejected"] = bool(phase.fit.quality.rejected and not empirical)
         if phase.scaling:
             entry["scaling"] = phase.scaling
     return entry
@@ -354,6 +389,9 @@ def _reference(runs, *, paths, per_query, input_size, think_time, provenance, pl
         reference["input_bytes"] = [int(run.input_bytes) for run in runs]
     if placeholder:
         reference[THINK_TIME_PLACEHOLDER] = _round(think_time)
+    idle = [{"log": run.source, **run.idle.reference()} for run in runs if getattr(run, "idle", None)]
+    if idle:  # gaps with no job active (spn.logs.idle): left out of measured_execution_time_s and of the delays
+        reference["idle_gaps"] = idle
     reference["phases"] = provenance
     return reference
 

@@ -30,7 +30,7 @@ import yaml
 
 from spn.exceptions import ModelError
 
-__all__ = ["FittedModel", "write_model"]
+__all__ = ["FittedModel", "write_model", "fit_report"]
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,15 @@ class FittedModel:
 
     ``header`` are comment lines for the top of the file; ``phase_notes``
     maps a phase name to the comment lines printed above it; ``warnings``
-    are what the fit wants the user to know.
+    are what the fit wants the user to know; ``law_warnings`` name the
+    phases whose fitted law the data reject (one line each).
     """
 
     description: dict
     header: tuple[str, ...]
     phase_notes: dict = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    law_warnings: tuple[str, ...] = ()
 
     def to_yaml(self) -> str:
         """The description as YAML, with the provenance as comments; one line per phase and edge."""
@@ -127,3 +129,82 @@ def write_model(model: FittedModel, out, *, force: bool = False) -> Path:
             os.unlink(temporary)
         raise
     return out
+
+
+#: what the report's last column and its p-values mean, printed under the table
+_REPORT_NOTES = (
+    "p: Kolmogorov-Smirnov p-value corrected for fitting the law to the same samples (parametric bootstrap); "
+    "verdict at the 1 % level; fewer than 5 samples get none.",
+    "cap: where --max-shape bound the shape, the shape the data asked for and how much the cap moves the "
+    "phase's 95th-percentile task time. An Erlang's mean is the sample mean whatever its shape, so the cap "
+    "changes the spread, not the phase mean: the tail shows it. Its effect on the job's time would take a "
+    "solve per phase, too costly for a report.",
+)
+
+
+def fit_report(description: dict) -> str:
+    """A fitted model's goodness of fit, one row per phase (``spn fit --report``), from its ``reference.phases``.
+
+    >>> from spn.fit.erlang import erlang_samples, fit_phase, phase_description
+    >>> pf = fit_phase(erlang_samples(3, 2.0, 300, seed=4), max_shape=2)
+    >>> ref = {"kind": "stage", "mean_s": pf.fit.mean, "shape": 2, "shape_uncapped": pf.uncapped_shape,
+    ...        **pf.quality.as_dict()}
+    >>> d = {"phases": [phase_description("stage-0", 300, pf)], "reference": {"phases": {"stage-0": ref}}}
+    >>> print(fit_report(d).splitlines()[2])
+    stage-0    300      300   2.015  Erlang(2)  0.091  <=0.001  rejected  data ask 3: p95 +13.0 %
+    """
+    provenance = description.get("reference", {}).get("phases", {})
+    header = ("phase", "tasks", "samples", "mean s", "law", "KS D", "p", "verdict", "cap")
+    rows = []
+    for phase in description["phases"]:
+        ref = provenance.get(phase["name"], {})
+        law = phase.get("distribution", "erlang")
+        law = f"Erlang({phase['shape']})" if law == "erlang" and "shape" in phase else law
+        if ref.get("kind") == "delay":
+            rows.append((phase["name"], phase["tasks"], ref.get("samples", "-"), f"{phase['task_time']:.4g}", law,
+                         "-", "-", "delay", ""))
+            continue
+        distance, p_value = ref.get("ks_distance"), ref.get("ks_p_value")
+        verdict = ref.get("verdict", "-")
+        if verdict == "rejected" and not ref.get("law_rejected", True):
+            verdict = "rejected (Erlang; not written)"
+        rows.append((phase["name"], phase["tasks"], ref.get("samples", "-"), f"{phase['task_time']:.4g}", law,
+                     "-" if distance is None else f"{distance:.3f}", _p_text(p_value, ref), verdict,
+                     _cap_text(ref)))
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+    right = {1, 2, 3, 5, 6}   # numbers line up on the right
+
+    def line(row):
+        cells = [str(v).rjust(w) if i in right else str(v).ljust(w) for i, (v, w) in enumerate(zip(row, widths))]
+        return "  ".join(cells).rstrip()
+
+    tested = [r for r in rows if r[7] not in ("delay", "-", "too few samples")]
+    rejected = sum(r[7].startswith("rejected") for r in tested)
+    out = [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
+    out.append(f"{len(rows)} phases: {len(tested)} tested, {rejected} rejected at 1 %")
+    out += [f"  {note}" for note in _REPORT_NOTES]
+    return "\n".join(out)
+
+
+def _p_text(p_value, ref: dict) -> str:
+    """A p-value for the table; the bootstrap's smallest, 1/(replicates + 1), is an upper bound."""
+    if p_value is None:
+        return "-"
+    replicates = ref.get("bootstrap_replicates") or 0
+    if replicates and p_value <= 1.0 / (replicates + 1) + 1e-12:
+        return f"<={p_value:.2g}"
+    return f"{p_value:.2g}"
+
+
+def _cap_text(ref: dict) -> str:
+    """``data ask 3: p95 +6.4 %`` when the cap bound the shape, else empty."""
+    shape, wanted, mean = ref.get("shape"), ref.get("shape_uncapped"), ref.get("mean_s")
+    if not (shape and wanted and mean) or wanted <= shape:
+        return ""
+    import scipy.stats   # here: writing a model does not need scipy
+
+    def p95(k):
+        return float(scipy.stats.gamma.ppf(0.95, k, scale=mean / k))
+
+    asked = f"{wanted}+" if wanted >= 1000 else str(wanted)   # the search for the uncapped shape stops at 1000
+    return f"data ask {asked}: p95 {100.0 * (p95(shape) / p95(wanted) - 1.0):+.1f} %"
