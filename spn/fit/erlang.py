@@ -491,11 +491,13 @@ def _ks_of_rows(u: np.ndarray, method: str, max_shape: int) -> np.ndarray:
 
     rows, n = u.shape
     if method == "mle":
-        # the log-likelihood at mean 1 needs only sum(ln u): one matrix of rows x shapes (ties to the smaller k)
-        shapes = np.arange(1, max_shape + 1, dtype=float)
-        logliks = (n * (shapes * np.log(shapes) - _LOG_GAMMA(shapes) - shapes)[None, :]
-                   + np.log(u).sum(axis=1, keepdims=True) * (shapes - 1.0)[None, :])
-        k = shapes[np.argmax(logliks, axis=1)]
+        # at mean 1 the log-likelihood L(k) is concave in k, and L(k+1) - L(k) = n (g(k) - c) with
+        # g(k) = (k+1) ln(1 + 1/k) - 1 decreasing and c = -mean(ln u): the best integer k is 1 + #{k < max_shape:
+        # g(k) > c} (ties to the smaller k, as fit_erlang_mle), found by bisection instead of trying every k
+        steps = np.arange(1, max_shape, dtype=float)
+        gains = (steps + 1.0) * np.log1p(1.0 / steps) - 1.0
+        c = -np.log(u).mean(axis=1)
+        k = 1.0 + np.searchsorted(-gains, -c, side="left")
     else:
         variance = u.var(axis=1, ddof=1)
         with np.errstate(divide="ignore"):
