@@ -171,7 +171,7 @@ class FitQuality:
 
 
 def fit_quality(samples, fit: ErlangFit, *, max_shape: int, sizes=None, tick: float | None = None,
-                replicates: int = None, seed=0) -> FitQuality:
+                replicates: int | None = None, seed=0) -> FitQuality:
     """The goodness of ``fit`` (fitted to ``samples`` with cap ``max_shape``): KS D, corrected p, verdict.
 
     ``sizes`` are the sizes of the groups that were each scaled to their
