@@ -22,6 +22,9 @@ from spn.exceptions import ModelError
 
 __all__ = ["PredictionRow", "parse_vary", "predict", "MAX_VALUES"]
 
+#: backtest errors of the logs at hand below which the project's validation errors are added: a 90 %
+#: conformal bound needs 19 (the 19th smallest of 19 is a 95 % quantile of 20)
+MIN_OWN_ERRORS = 19
 #: the most configurations one table evaluates
 MAX_VALUES = 64
 
@@ -38,10 +41,19 @@ class PredictionRow:
     ci_high: float
     method: str
     rules: tuple[str, ...]
+    #: where one run on the cluster will fall (:class:`spn.pipeline.prediction.PredictionInterval`)
+    prediction: object = None
+    #: the model's own (1 - level)/2 and (1 + level)/2 quantiles of one run's time
+    spread: tuple[float, float] | None = None
 
     def as_dict(self) -> dict:
+        """``ci_low``/``ci_high`` are the method's numerical error; ``prediction_interval`` is the range
+        of one real run."""
         return {"key": self.key, "value": self.value, "target": self.target, "mean_execution_time": self.mean_s,
-                "ci_low": self.ci_low, "ci_high": self.ci_high, "method": self.method, "rules": list(self.rules)}
+                "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "method_interval": {"low": self.ci_low, "high": self.ci_high, "kind": "numerical"},
+                "prediction_interval": None if self.prediction is None else self.prediction.as_dict(),
+                "method": self.method, "rules": list(self.rules)}
 
 
 def parse_vary(text: str) -> tuple[str, list[int]]:
@@ -83,16 +95,22 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
 
 def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, users: int = 1,
             think_time: float | None = None, seed: int = 0, rel_precision: float = 0.005,
-            max_seconds: float | None = None, max_states: int | None = None) -> list[PredictionRow]:
+            max_seconds: float | None = None, max_states: int | None = None,
+            level: float | None = 0.9) -> list[PredictionRow]:
     """One :class:`PredictionRow` per value of ``vary = (key, values)``, the other settings from ``what_if``.
 
     Each configuration is fitted and evaluated by :func:`spn.pipeline.evaluate` (the same model and
     the same method choice as ``spn solve`` of ``spn fit --what-if``'s output). ``users``/``think_time``
     describe the workload (one user by default: the time of the application alone); ``max_seconds``
-    bounds each evaluation (default 60 s), ``max_states`` each exact chain.
+    bounds each evaluation (default 30 s), ``max_states`` each exact chain.
+
+    Each row has a prediction interval at ``level`` (None: none) for one run on the cluster
+    (:mod:`spn.pipeline.prediction`): logs of several configurations are backtested, each from each
+    other, and their errors widen it; logs of one configuration take the project's validation errors.
     """
     from spn.fit.whatif import parse_changes
-    from spn.pipeline import Budget, evaluate_description
+    from spn.pipeline import Budget, Question, evaluate_description
+    from spn.pipeline.prediction import prediction_interval, spread_levels
     from spn.pipeline.source import configure
 
     key, values = vary
@@ -103,12 +121,33 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
               if value is not None}
     budget = Budget(seed=seed, rel_precision=rel_precision, **limits)
     workload = [f"workload.users={users}"] + ([] if think_time is None else [f"workload.think_time={think_time}"])
+    errors, source = _errors(logs, budget) if level is not None else ((), "")
+    question = Question(percentiles=spread_levels(level)) if level is not None else None
     rows = []
     for value in values:
         settings = [f"{k}={v}" for k, v in {**fixed, key: value}.items()] + workload
         desc = configure(list(logs), settings)
-        result = evaluate_description(desc, budget=budget)
+        result = evaluate_description(desc, budget=budget, question=question)
         what = desc.reference["what_if"]
+        interval = spread = None
+        if level is not None:
+            spread = tuple(result.percentiles[q] for q in spread_levels(level))
+            interval = prediction_interval(result.mean_execution_time, spread, errors, level=level, source=source)
         rows.append(PredictionRow(key, value, what["target"], result.mean_execution_time, *result.interval,
-                                  result.how, tuple(what["rules"])))
+                                  result.how, tuple(what["rules"]), interval, spread))
     return rows
+
+
+def _errors(logs, budget) -> tuple[tuple[float, ...], str]:
+    """Backtest errors of the logs at hand (several configurations), else the project's validation errors."""
+    from spn.pipeline.backtest import backtest, read_run
+    from spn.pipeline.prediction import default_errors
+
+    runs = [read_run(p) for p in logs]
+    if len({(r.executors, r.cores, r.input_bytes) for r in runs}) > 1:
+        own = backtest(logs, pilot="others", budget=budget).errors
+        if len(own) >= MIN_OWN_ERRORS:
+            return own, "backtest of the given logs"
+        errors, source = default_errors()
+        return (*own, *errors), f"backtest of the given logs ({len(own)} runs) and the {source}"
+    return default_errors()

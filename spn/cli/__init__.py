@@ -7,7 +7,8 @@
     spn draw MODEL -o net.svg|png|pdf [--force]
     spn fit LOG [LOG...] [--out MODEL [--force]] [--per-query] [--input-size SIZE] [--max-shape K] ...
     spn baseline LOG [LOG...] [--predict cores=4,8] [--scale 2 | --predict input-size=10GB] [--json]
-    spn predict LOG [LOG...] --vary KEY=A..B [--what-if KEY=VALUE]... [--json]
+    spn predict LOG [LOG...] --vary KEY=A..B [--what-if KEY=VALUE]... [--level L] [--json]
+    spn backtest LOG [LOG...] [--pilot smallest|others] [--level L] [--json]
     spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
     spn sweep MODEL --grid PATH=V1,V2,... [--grid ...] --out CSV [--resume|--force] [--workers N]
               [--scheduler tcp://HOST:PORT] [--percentiles 50,90] [--plot PNG]

@@ -90,6 +90,8 @@ positive_int = bounded_int(1, MAX_COUNT)
 probability = checked(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 non_negative_float = checked(float, lambda v: math.isfinite(v) and v >= 0, "a number >= 0")
 positive_float = checked(float, lambda v: math.isfinite(v) and v > 0, "a number > 0")
+#: the level of a prediction interval
+level = checked(float, lambda v: 0.5 <= v <= 0.99, "a level in [0.5, 0.99]")
 
 
 def parse_option(flag: str, parse, text):

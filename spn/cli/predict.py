@@ -12,7 +12,9 @@ def register(commands) -> None:
         help="predict the execution time over a range of configurations from a pilot's Spark logs",
         description="For each value of --vary, carry the pilot's task times to that configuration (the "
         "what-if rules of spn fit --what-if) and estimate the mean execution time; print one row per "
-        "configuration with its interval, the method and the rules used.",
+        "configuration with a prediction interval for one run on the cluster (widened by a backtest of the "
+        "logs when they ran at several configurations, else by the project's validation errors), the "
+        "method's own numerical interval, the method and the rules used.",
     )
     predict.add_argument("logs", nargs="+", metavar="LOG", help="Spark event log(s) of the pilot configuration")
     predict.add_argument("--vary", required=True, metavar="KEY=A..B",
@@ -35,7 +37,27 @@ def register(commands) -> None:
                          help="solve a configuration exactly only while its chain has at most N tangible states "
                          "(default: %(default)s, as spn solve), else by the job-alone method or a simulation")
     _args.add_json(predict)
+    predict.add_argument("--level", type=_args.level, default=0.9, metavar="L",
+                         help="level of the prediction interval of one run (default: %(default)s)")
     predict.set_defaults(run=run_predict)
+
+    backtest = commands.add_parser(
+        "backtest",
+        help="predict every configuration among the logs from the others, against its real runs",
+        description="Group the logs by configuration (executors, cores, input size), predict each "
+        "configuration from the logs of the smallest (--pilot smallest, what a user with one pilot does) or "
+        "from each other one (--pilot others), and print every run's error and whether it fell inside its "
+        "prediction interval (each interval computed from the other configurations' errors).",
+    )
+    backtest.add_argument("logs", nargs="+", metavar="LOG", help="Spark event logs of one application")
+    backtest.add_argument("--pilot", choices=("smallest", "others"), default="smallest",
+                          help="which configurations predict (default: %(default)s)")
+    backtest.add_argument("--level", type=_args.level, default=0.9, metavar="L",
+                          help="level of the prediction intervals (default: %(default)s)")
+    backtest.add_argument("--seed", type=_args.non_negative_int, default=1, metavar="S",
+                          help="random seed of any simulation (default: %(default)s)")
+    _args.add_json(backtest)
+    backtest.set_defaults(run=run_backtest)
 
 
 def run_predict(args) -> int:
@@ -47,20 +69,39 @@ def run_predict(args) -> int:
     with _args.warnings_as_lines():
         rows = predict(args.logs, parse_vary(args.vary), args.what_if, users=args.users,
                        think_time=args.think_time, seed=args.seed, rel_precision=args.rel_precision,
-                       max_seconds=args.max_seconds, max_states=args.max_states)
+                       max_seconds=args.max_seconds, max_states=args.max_states, level=args.level)
     if args.json:
         _args.print_json({"logs": list(args.logs), "rows": [row.as_dict() for row in rows]})
         return 0
     width = max(max(len(str(row.value)) for row in rows), len(rows[0].key))
-    print(f"{rows[0].key:>{width}}  predicted (s)  interval or bounds    configuration")
+    level = f"{100 * rows[0].prediction.level:g} % run" if rows[0].prediction else "run"
+    print(f"{rows[0].key:>{width}}  predicted (s)  {level + ' interval (s)':<20}  method's interval    "
+          f"configuration")
     for row in rows:
         band = f"[{row.ci_low:.5g}, {row.ci_high:.5g}]"
-        print(f"{row.value:>{width}}  {row.mean_s:13.5g}  {band:<20}  {row.target}")
+        run = "" if row.prediction is None else f"[{row.prediction.low:.5g}, {row.prediction.high:.5g}]"
+        print(f"{row.value:>{width}}  {row.mean_s:13.5g}  {run:<20}  {band:<19}  {row.target}")
     methods = list(dict.fromkeys(row.method for row in rows))
     for method in methods:
         which = [str(row.value) for row in rows if row.method == method]
         print(f"method: {method}" + ("" if len(methods) == 1 else f" ({', '.join(which)})"))
+    if rows[0].prediction is not None:
+        print(f"run interval: {rows[-1].prediction.how}")
+    print("method's interval: the numerical error of the method (not the spread of real runs)")
     print("rules (last configuration):")
     for rule in rows[-1].rules:
         print(f"  - {rule}")
+    return 0
+
+
+def run_backtest(args) -> int:
+    from spn.pipeline import Budget
+    from spn.pipeline.backtest import backtest
+
+    with _args.warnings_as_lines():
+        result = backtest(args.logs, pilot=args.pilot, level=args.level, budget=Budget(seed=args.seed))
+    if args.json:
+        _args.print_json(result.as_dict())
+    else:
+        print(result.summary())
     return 0
