@@ -65,7 +65,11 @@ class JobRecord:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of what is modelled: a whole application (or job history), or one query repetition."""
+    """One run of what is modelled: a whole application (or job history), or one query repetition.
+
+    ``span`` is the wall span measured; ``idle`` (:class:`spn.logs.idle.IdleTime`, ``None``: none) the gaps with
+    no job active that are not execution time (left out of the delays); :attr:`execution_time` what remains.
+    """
 
     source: str
     label: str
@@ -79,6 +83,14 @@ class Run:
     stream: str | None = None
     notes: tuple[str, ...] = ()
     digest: str | None = None  # of the log's bytes: the same digest twice is the same log given twice
+    idle: object | None = None  # spn.logs.idle.IdleTime: the idle gaps left out of the delays
+
+    @property
+    def execution_time(self) -> float | None:
+        """The seconds of ``span`` that are execution time: the wall span without its idle gaps."""
+        if self.span is None or self.idle is None:
+            return self.span
+        return self.span - self.idle.total_s
 
 
 def largest_input(jobs: Iterable[JobRecord]) -> int:

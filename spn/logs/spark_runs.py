@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spn.exceptions import LogFormatError
+from spn.logs.idle import idle_gaps, idle_overlap_s
 from spn.logs.intervals import covered_seconds
 from spn.logs.records import JobRecord, Run, StageRecord, duration_floor, largest_input
 from spn.logs.spark import SparkApplication
@@ -241,21 +242,23 @@ def _job_order_graph(jobs: list[TimedJob]) -> list[tuple[int, ...]]:
     return [tuple(sorted(reduced.predecessors(j))) for j in range(len(jobs))]
 
 
-def job_records(jobs: list[TimedJob], start_ms: int | None) -> tuple[JobRecord, ...]:
+def job_records(jobs: list[TimedJob], start_ms: int | None, idle=()) -> tuple[JobRecord, ...]:
     """The jobs (in submission order) as :class:`~spn.logs.records.JobRecord`, each after the jobs it waited for.
 
     A job's delay is its wait for what it depends on (the earlier jobs that
     had ended when it was submitted; ``start_ms`` for a job that waits for
-    none, no wait when ``None``) plus the time during the job when none of
-    its tasks ran.
+    none, no wait when ``None``), less the ``idle`` gaps in that wait
+    (:mod:`spn.logs.idle`), plus the time during the job when none of its tasks ran.
     """
     after = _job_order(jobs)
     records = []
     for j, job in enumerate(jobs):
         ready = max((jobs[i].complete for i in after[j]), default=start_ms)
         gap = 0.0 if ready is None else max(job.submit - ready, 0) / 1000.0
-        idle = max((job.complete - job.submit) / 1000.0 - job.covered, 0.0)
-        records.append(JobRecord((job.job_id,), tuple(job.stages), gap + idle, after[j], job.inferred))
+        if ready is not None and idle:
+            gap = max(gap - idle_overlap_s(idle, ready, job.submit), 0.0)
+        untasked = max((job.complete - job.submit) / 1000.0 - job.covered, 0.0)
+        records.append(JobRecord((job.job_id,), tuple(job.stages), gap + untasked, after[j], job.inferred))
     return tuple(records)
 
 
@@ -269,7 +272,9 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
     """The whole application as one :class:`~spn.logs.records.Run` of its succeeded ``jobs``.
 
     The time from the last job's end to the application's end is the run's
-    ``end_delay``. Raises :class:`~spn.exceptions.LogFormatError` when no job succeeded.
+    ``end_delay``. Idle gaps (:mod:`spn.logs.idle`) are left out of the jobs'
+    delays and of ``end_delay``, and kept in ``idle`` (``span`` is the wall span).
+    Raises :class:`~spn.exceptions.LogFormatError` when no job succeeded.
     """
     modelled = [job for job in jobs if not job.failed]
     failed = [job for job in jobs if job.failed]
@@ -282,14 +287,16 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
                              f"its first job was submitted ({first}): the log is inconsistent, and its execution "
                              "time cannot be measured")
     app_start = app.start_ms if app.start_ms is not None else first
-    records = job_records(modelled, app_start)
     last = max(job.complete for job in modelled)
     if app.end_ms is not None and app.end_ms < last:
         raise LogFormatError(f"{app.path}: the application ended (ApplicationEnd Timestamp {app.end_ms}) before "
                              f"its last job did ({last}): the log is inconsistent, and its execution time cannot "
                              "be measured")
-    end_delay = max(app.end_ms - last, 0) / 1000.0 if app.end_ms is not None else 0.0
-    span = (app.end_ms - app_start) / 1000.0 if app.end_ms is not None else (last - app_start) / 1000.0
+    app_end = app.end_ms if app.end_ms is not None else last
+    idle = idle_gaps(app, app_start, app_end)
+    records = job_records(modelled, app_start, idle.gaps)
+    end_delay = max(max(app_end - last, 0) / 1000.0 - idle_overlap_s(idle.gaps, last, app_end), 0.0)
+    span = (app_end - app_start) / 1000.0
     containers, how = application_cores(app)
     notes = [f"job {job.job_id} failed: not modelled as stages; its time is part of the next job's delay"
              for job in failed]
@@ -300,10 +307,13 @@ def spark_run(app: SparkApplication, jobs: list[TimedJob]) -> Run:
     if app.end_ms is None:
         notes.append("no ApplicationEnd in the log: the model ends with the last job")
     notes += _unseen_tasks(app)
+    if idle.gaps:
+        notes.append(idle.summary())
     return Run(
         source=app.path, label=app_label(app),
         framework="spark", jobs=records, end_delay=end_delay, input_bytes=largest_input(records),
         containers=containers, containers_how=how, span=span, notes=tuple(notes), digest=app.digest,
+        idle=idle if idle.gaps else None,
     )
 
 
