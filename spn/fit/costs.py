@@ -35,7 +35,11 @@ input plus shuffle-read bytes; records read when the log counts no bytes).
   p = 6e-29, Kendall p = 0.49); over :data:`MAX_THEIL_SEN_TASKS` tasks the
   slope is taken from that many, evenly spread over the sizes;
 - ``a >= 0`` and ``b >= 0`` (a negative fixed cost is an extrapolation
-  artefact).
+  artefact);
+- the line must be a cost of the stage that ran: for its largest task it may
+  not give more compute than the whole stage took, first launch to last finish
+  (``stage_span``, when given; such a line is steeper than anything the stage
+  did, a fit to noise, and extrapolating it would make one task outlast the stage).
 
 Otherwise the stage keeps proportional scaling and :attr:`AffineCost.reason`
 says why. A task of the target then computes ``c x (a + b g x) / (a + b x)``:
@@ -124,9 +128,9 @@ class AffineCost:
                 f"p = {self.p_value:.2g})")
 
 
-def affine_compute_cost(parts: Sequence[TaskParts]) -> AffineCost:
-    """The fixed + per-byte line of a stage's compute (its tasks' ``parts``), or why there is none (the rule:
-    the module's docstring)."""
+def affine_compute_cost(parts: Sequence[TaskParts], stage_span: float | None = None) -> AffineCost:
+    """The fixed + per-byte line of a stage's compute (its tasks' ``parts``; ``stage_span``: the seconds from its
+    first launch to its last finish), or why there is none (the rule: the module's docstring)."""
     sizes, unit = task_sizes(list(parts))
     if unit is None:
         return AffineCost(None, 0, reason="the log counts no bytes or records read by its tasks")
@@ -160,4 +164,9 @@ def affine_compute_cost(parts: Sequence[TaskParts]) -> AffineCost:
         return AffineCost(unit, n, **fitted, reason=f"negative cost per {unit} (b = {b:.3g} s)")
     if a < 0:
         return AffineCost(unit, n, **fitted, reason=f"negative fixed cost (a = {a:.3g} s)")
+    largest = a + b * float(x.max())
+    if stage_span is not None and largest > stage_span:
+        return AffineCost(unit, n, **fitted, reason=(
+            f"the line gives the largest task {largest:.3g} s of compute, longer than the whole stage took "
+            f"({stage_span:.3g} s): not a cost of this stage"))
     return AffineCost(unit, n, **fitted)

@@ -43,6 +43,14 @@ target by a rule; the rewritten task times are then fitted as usual. Rules
 - **hosts**: ``H' = ceil(E' / m)`` with ``m`` the most executors the pilot
   had on one host (``hosts=`` overrides).
 
+- **physical ranges**: what a rule derives is checked before it is used: a
+  cross-host shuffle bandwidth outside 1 MB/s to 12.5 GB/s per host, a measured
+  CPU share above 1.05 or one leaving over half the CPUs to the rest of the
+  JVM, a per-byte line that makes a task outlast its stage (:mod:`spn.fit.costs`):
+  outside its range a rule does not apply, the stage keeps the pilot's tasks for
+  that part, and ``reference.what_if.rules`` says why ("stage 3: shuffle rule not
+  applied: derived bandwidth 0.0815 MB/s per host is below 1 MB/s, ...").
+
 Driver time (delays) and the stage DAG stay as they were. A target equal to
 the pilot returns the pilot's own task times.
 
@@ -100,6 +108,19 @@ MAX_SAMPLES = 10_000
 #: tasks after the first wave needed to tell that a stage was still warming up, and the significance asked
 WARMING_TASKS = 8
 WARMING_P = 0.05
+
+#: Physical ranges of what the rules derive (outside them a rule does not apply and the stage keeps the pilot's
+#: tasks, saying why). A cross-host shuffle served below MIN_HOST_BANDWIDTH (bytes/s per host, over the stage's
+#: span) loaded no cluster network (1 Gbit/s Ethernet moves 125 MB/s): the stage was not network-bound, and its
+#: fetch wait was latency or the serving executors' work, which the bandwidth rule would scale as if it were not
+MIN_HOST_BANDWIDTH = 1e6
+#: ... and no host moves more than 12.5 GB/s (100 Gbit/s): above it the bytes did not cross hosts as counted
+MAX_HOST_BANDWIDTH = 12.5e9
+#: a measured CPU share (CPU time / run time) above this is not one task's share of a CPU (other threads counted)
+MAX_CPU_SHARE = 1.05
+#: the rest of the JVM (GC, JIT, driver) taking more than this fraction of an executor's CPUs is not CPU
+#: contention: the tasks waited for something else (disk, network, locks)
+MAX_JVM_CPU_FRACTION = 0.5
 
 #: Spark's defaults when the pilot's log does not set them
 _SQL_PARTITIONS_DEFAULT = 200
@@ -310,9 +331,13 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
                              option="what_if")
         rules.append(f"{label}: reads input: split size kept, {n} -> {n_new} tasks")
     share, measured = _cpu_share(parts, pilot, target, n, n_new)
+    if measured.startswith(_NOT_APPLIED):
+        rules.append(f"{label}: {measured}")
+        measured = ""
     compute = np.array([p.compute for p in parts])
     if g != 1.0:
-        compute = _data_per_task(parts, compute, g, label, rules)
+        span = (max(t.finish_ms for t in tasks) - min(t.launch_ms for t in tasks)) / 1000.0
+        compute = _data_per_task(parts, compute, g, label, rules, span)
     compute = compute * share
     write = np.array([p.shuffle_write for p in parts]) * g
     wait = np.array([p.fetch_wait for p in parts])
@@ -341,10 +366,12 @@ def _stage(stage: StageRecord, tasks: list[SparkTask], app: SparkApplication, pi
                    input_bytes=round(stage.input_bytes * (data if reads_input else 1.0)))
 
 
-def _data_per_task(parts: list, compute: np.ndarray, g: float, label: str, rules: list[str]) -> np.ndarray:
+def _data_per_task(parts: list, compute: np.ndarray, g: float, label: str, rules: list[str],
+                   span: float | None = None) -> np.ndarray:
     """The pilot tasks' ``compute`` when each reads ``g`` times as much: along the stage's fixed + per-byte line
-    when its tasks' sizes support one (:func:`~spn.fit.costs.affine_compute_cost`), else in proportion."""
-    cost = affine_compute_cost(parts)
+    when its tasks' sizes support one (:func:`~spn.fit.costs.affine_compute_cost`; ``span``: the stage's
+    seconds, which no task's line may exceed), else in proportion."""
+    cost = affine_compute_cost(parts, stage_span=span)
     if not cost.accepted:
         rules.append(f"{label}: data per task x {g:.4g}: compute and shuffle write per byte (proportional: no "
                      f"fixed + per-byte cost: {cost.reason})")
@@ -381,11 +408,26 @@ def _cpu_share(parts: list, pilot: Setting, target: Setting, n: int, n_new: int)
     running = sum(p.compute + p.shuffle_write for p in parts)
     if not (pilot.cpus and target.cpus and busy >= pilot.cpus and running > 0 and None not in cpus):
         return _sharing(target, n_new) / _sharing(pilot, n), ""
-    got = min(1.0, sum(cpus) / running)
+    measured = sum(cpus) / running
+    fallback = _sharing(target, n_new) / _sharing(pilot, n)
+    if measured > MAX_CPU_SHARE:
+        return fallback, (f"{_NOT_APPLIED}: the tasks' CPU time is {measured:.2f} times their run time, above "
+                          f"{MAX_CPU_SHARE:g}: not one task's share of a CPU (other threads counted); compute "
+                          "follows busy slots over CPUs")
+    got = min(1.0, measured)
     rest = max(0.0, pilot.cpus - busy * got)
+    if rest > MAX_JVM_CPU_FRACTION * pilot.cpus:
+        return fallback, (f"{_NOT_APPLIED}: the tasks ran on {got:.2f} of a CPU, which would leave {rest:.2f} of "
+                          f"the executor's {pilot.cpus} CPU(s) to the rest of the JVM, more than "
+                          f"{MAX_JVM_CPU_FRACTION:.0%}: they waited for something other than a CPU (disk, network); "
+                          "compute follows busy slots over CPUs")
     got_new = min(1.0, max(target.cpus - rest, 1e-3) / busy_new)
     return got / got_new, (f"; measured: the pilot's tasks ran on {got:.2f} of a CPU (CPU time over run time), "
                            f"the rest of the JVM took {rest:.2f} CPU(s), the target's tasks get {got_new:.2f}")
+
+
+#: how a rule that does not apply starts its line in ``reference.what_if.rules``
+_NOT_APPLIED = "measured CPU share rule not applied"
 
 
 def _sharing(setting: Setting, tasks: int) -> float:
@@ -425,6 +467,16 @@ def _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot: Setting, target
     ratio = (cross_new.mean() / cross.mean()) * (at_once_new / at_once) * (pilot.hosts / target.hosts)
     bandwidth = np.array([p.compute + p.fetch_wait for p in parts]) * ratio
     per_host = cross.sum() / (pilot.hosts * span)
+    if not MIN_HOST_BANDWIDTH <= per_host <= MAX_HOST_BANDWIDTH:
+        # outside a network's physical range the stage was not bandwidth-bound as the rule models: keep its tasks
+        low = per_host < MIN_HOST_BANDWIDTH
+        rules.append(f"{label}: shuffle rule not applied: derived bandwidth {per_host / 1e6:.3g} MB/s per host is "
+                     + (f"below {MIN_HOST_BANDWIDTH / 1e6:g} MB/s, so the stage was not network-bound"
+                        if low else f"above {MAX_HOST_BANDWIDTH / 1e9:g} GB/s, more than any host's network moves, "
+                        "so its bytes did not cross hosts as counted")
+                     + f" ({cross.sum() / 1e6:.3g} MB across {pilot.hosts} host(s) in {span:.4g} s); its tasks' "
+                     "fetch wait is carried over as measured" + (f", x {g:.4g} with the data per task" if g != 1 else ""))
+        return wait * g, np.zeros(len(parts))
     bound_share = wait.sum() / max(sum(p.wall for p in parts), 1e-12)
     how = ("" if bound_share >= 0.2 else
            f" (fetch wait was {100 * bound_share:.0f} % of the pilot's task time: the stage was not network-bound, "
