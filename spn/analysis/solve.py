@@ -30,10 +30,10 @@ import os
 import time
 from dataclasses import dataclass
 
-from spn.analysis.choice import (  # noqa: F401 (the method choice, also read from here)
+from spn.analysis.choice import (
     JOB_NET_MAX_PLACES, choose_method, exploration_stopped, job_net_too_large, state_space_lower_bound,
 )
-from spn.analysis.reports import (  # noqa: F401 (the reports, also read from here)
+from spn.analysis.reports import (
     AloneSolveReport, ClassesSolveReport, NetReport, SimulatedSolveReport, SolveReport, solution_dict,
     solution_report, with_solver,
 )
@@ -45,6 +45,14 @@ from spn.models.jobs import application_net, build_classes
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import StateSpace, explore
 from spn.statespace.activity_table import is_plain
+
+__all__ = ["solve_description", "solve_application", "build_application", "require_analytic", "Solution",
+           "solve_net", "simulate_for_solve", "alone_for_solve", "ANALYTIC_DISTRIBUTIONS", "SIMULATION_PRECISION",
+           "SIMULATION_SECONDS", "ALONE_MAX_ERROR", "GATED_MAX_STATES",
+           # the method choice (spn.analysis.choice) and the reports (spn.analysis.reports), read from here too
+           "choose_method", "state_space_lower_bound", "job_net_too_large", "JOB_NET_MAX_PLACES",
+           "exploration_stopped", "SolveReport", "ClassesSolveReport", "NetReport", "SimulatedSolveReport",
+           "AloneSolveReport", "solution_dict", "solution_report"]
 
 #: relative half-width of the 95 % interval of R when ``spn solve`` simulates
 SIMULATION_PRECISION = 0.005
