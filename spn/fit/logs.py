@@ -27,7 +27,10 @@ submitted what. :func:`fit_logs` turns that into a model description
   one container while it runs, which the driver does not do; with one user
   nothing else of the job runs then, so only multi-user predictions are
   affected (by at most one container per user in a delay). ``delays=False``
-  leaves them out.
+  leaves them out. Idle gaps, with no job active (a person at a spark-shell or
+  notebook, jobs spaced out: :mod:`spn.logs.idle`), are not execution time: they
+  are left out of the delays and of the measured execution time, and listed
+  under ``reference.idle_gaps``.
 - **containers** are the cores the log saw
   (:func:`~spn.logs.spark_stages.application_cores`).
 
@@ -432,6 +435,10 @@ def _header(runs, *, paths, per_query, input_size, max_shape, method, empirical,
                          "in the net it holds a container while it runs")
     else:
         lines.append("Delays left out (--no-delays): the model covers task time only")
+    idle = [run.idle for run in runs if getattr(run, "idle", None)]
+    if idle:
+        lines.append(f"Idle gaps left out (no job active; spn.logs.idle): {sum(i.total_s for i in idle):.4g} s in "
+                     f"{sum(len(i.gaps) for i in idle)} gap(s), listed under reference.idle_gaps")
     lines.append(f"containers: {containers_how}")
     lines.append(f"think time: {think_how}")
     return lines
