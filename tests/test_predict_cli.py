@@ -210,7 +210,10 @@ def test_predict_runs_on_the_real_logs(capsys, monkeypatch, query):
         "24 executor(s) x 2 core(s) on 12 host(s),"]
     for row in rows:
         assert 0 < row["ci_low"] <= row["mean_execution_time"] <= row["ci_high"] < math.inf
-        assert any("remote fraction 0.667 -> " in rule for rule in row["rules"])
+        if query == "q26":
+            assert any("remote fraction 0.667 -> " in rule for rule in row["rules"])
+        else:  # Q52's one shuffle moves 0.08 MB/s per host: not network-bound, its tasks kept (tests/test_rule_sanity.py)
+            assert any(rule.startswith("stage 3: shuffle rule not applied") for rule in row["rules"])
 
 
 @needs_lundstrom
