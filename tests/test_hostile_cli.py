@@ -227,7 +227,12 @@ def test_compare_gives_up_exploring_at_its_share_of_max_seconds():
     assert time.perf_counter() - started < 10
     assert comparison.analytic is None
     assert comparison.analytic_note.startswith("exploring took too long")
-    assert "after 0.5 s (max_seconds)" in comparison.analytic_note
+    # the analytic part has half of max_seconds, building the net included, and exploring at most half
+    # of what is left of it (the rest: solving the chain)
+    import re
+
+    explored = re.search(r"after ([0-9.]+) s \(max_seconds\)", comparison.analytic_note)
+    assert explored and float(explored.group(1)) <= 0.25
 
 
 def test_compare_does_not_build_a_job_net_of_thousands_of_places():

@@ -78,13 +78,16 @@ def test_every_command_gives_the_same_number(capsys, model, extra, policy, users
     settings = [*extra, f"scheduler.policy={policy}", f"workload.users={users}"]
     api, solved, planned, row = _through_every_command(capsys, model, settings)
     r = api.mean_execution_time
-    assert solved["mean_execution_time"] == r and solved["method"] == api.method
-    assert planned["mean"] == r and planned["method"] == api.method
-    assert float(row["mean_execution_time"]) == pytest.approx(r, rel=1e-12) and row["method"] == api.method
+    # the same method everywhere; the same number to the solver's tolerance (an exact chain explored by the
+    # other engine, once the compiled one is ready, has its states in another order) or the same seed
+    same = pytest.approx(r, rel=1e-9)
+    assert solved["mean_execution_time"] == same and solved["method"] == api.method
+    assert planned["mean"] == same and planned["method"] == api.method
+    assert float(row["mean_execution_time"]) == same and row["method"] == api.method
     if api.method == "exact":
         analytic = compare_description(load_description(model, settings), seed=1, rel_precision=0.2,
                                        max_seconds=120).analytic
-        assert analytic["mean_execution_time"] == pytest.approx(r, rel=1e-12)
+        assert analytic["mean_execution_time"] == same
     else:
         assert api.interval[0] <= r <= api.interval[1]
 

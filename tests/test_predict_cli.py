@@ -31,7 +31,8 @@ Q26 = sorted(LUNDSTROM.glob("q26_e3_*.json.gz")) if LUNDSTROM.is_dir() else []
 Q52 = sorted(LUNDSTROM.glob("q52_e3_*.json.gz")) if LUNDSTROM.is_dir() else []
 needs_lundstrom = pytest.mark.skipif(not (Q26 and Q52), reason=f"no lundstrom q26_e3/q52_e3 logs at {LUNDSTROM}")
 
-ROW_KEYS = {"key", "value", "target", "mean_execution_time", "ci_low", "ci_high", "method", "rules"}
+ROW_KEYS = {"key", "value", "target", "mean_execution_time", "ci_low", "ci_high", "method_interval",
+            "prediction_interval", "method", "rules"}
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +85,15 @@ def test_the_table_has_a_row_per_value_the_method_and_the_rules(logs, capsys, mo
     assert lines[2].split()[0] == "4" and lines[2].endswith("4 executor(s) x 2 core(s) on 4 host(s), input 1 GB")
     # one user, past what the exact chain holds (Erlang shapes up to 1000): the job-alone method, as spn solve
     assert lines[3] == "method: job alone: order statistics, with rigorous bounds"
+    # the two intervals, each said for what it is
+    assert lines[4].startswith("run interval: 90 % prediction interval: the model's own spread of one run")
+    assert lines[5] == "method's interval: the numerical error of the method (not the spread of real runs)"
     # the rules of the last configuration (4 executors): the shuffle rule, with d computed in test_whatif
-    assert lines[4] == "rules (last configuration):"
-    assert lines[5] == ("  - stage 1: cross-host shuffle served at 57.1 MB/s per host in the pilot (0.4 GB across 2 "
+    assert lines[6] == "rules (last configuration):"
+    assert lines[7] == ("  - stage 1: cross-host shuffle served at 57.1 MB/s per host in the pilot (0.4 GB across 2 "
                         "host(s) in 3.5 s); bandwidth-bound run time x 0.75 (bytes across hosts x tasks per host); "
                         "remote fraction 0.5 -> 0.75")
-    assert len(lines) == 6 and result.stderr == ""
+    assert len(lines) == 8 and result.stderr == ""
 
 
 def test_json_rows_have_key_value_mean_within_its_interval_method_and_rules(logs, capsys, monkeypatch):

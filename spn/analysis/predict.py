@@ -121,12 +121,14 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
               if value is not None}
     budget = Budget(seed=seed, rel_precision=rel_precision, **limits)
     workload = [f"workload.users={users}"] + ([] if think_time is None else [f"workload.think_time={think_time}"])
-    errors, source = _errors(logs, budget) if level is not None else ((), "")
     question = Question(percentiles=spread_levels(level)) if level is not None else None
+    errors = source = None
     rows = []
     for value in values:
         settings = [f"{k}={v}" for k, v in {**fixed, key: value}.items()] + workload
         desc = configure(list(logs), settings)
+        if level is not None and errors is None:      # once the logs are known to fit
+            errors, source = _errors(logs, budget)
         result = evaluate_description(desc, budget=budget, question=question)
         what = desc.reference["what_if"]
         interval = spread = None
