@@ -223,6 +223,7 @@ def test_xml_built_to_exhaust_the_reader_is_refused(tmp_path, name, text, words)
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.slow   # a 3,000-phase model solved in a fresh process (up to a minute)
 def test_a_description_of_3000_phases_is_solved(tmp_path):
     data = description(phases=[{"name": f"p{i}", "tasks": 1, "task_time": 1.0} for i in range(3000)],
                        workload={"users": 1, "think_time": 10.0})
@@ -393,6 +394,7 @@ NUMERIC = ["workload.users", "workload.think_time", "cluster.containers", "phase
            "phases.reduce.shape", "phases.map.priority"]
 
 
+@pytest.mark.slow   # 100 random models, each solved (minutes)
 @settings(max_examples=100, **HYPOTHESIS)
 @given(st.dictionaries(st.sampled_from(NUMERIC), numbers, min_size=1, max_size=4))
 def test_random_numbers_in_every_numeric_field(tmp_path, capsys, values):
@@ -407,6 +409,7 @@ def test_random_numbers_in_every_numeric_field(tmp_path, capsys, values):
     run_in_process(capsys, "solve", path, "--max-states", "2000")
 
 
+@pytest.mark.slow   # 150 random --set lists, each solved (minutes)
 @settings(max_examples=150, **HYPOTHESIS)
 @given(st.lists(st.one_of(
     st.text(max_size=40),
@@ -503,6 +506,7 @@ def test_solve_names_a_queue_too_small_for_one_container_as_simulate_does(tmp_pa
                    "queue etl: max_capacity 0.01 of 16 containers is less than one container")
 
 
+@pytest.mark.slow   # each valid example is simulated and solved (tens of minutes in all); refusals: just above
 @settings(max_examples=60, **HYPOTHESIS)
 @given(structures, st.data())
 def test_random_structures_in_classes_and_queues(tmp_path, capsys, structure, data):

@@ -1,6 +1,7 @@
 """Properties every explored and solved net must have, on randomly generated small nets."""
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -53,6 +54,7 @@ def explore_and_solve(net):
     return ss, result
 
 
+@pytest.mark.slow   # 150 random nets explored and solved (minutes)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(conservative_nets())
 def test_random_nets_give_a_proper_ctmc_and_distribution(net):
@@ -83,6 +85,7 @@ def test_random_nets_give_a_proper_ctmc_and_distribution(net):
     assert np.abs(net_flow).max() <= 1e-8 * max(1.0, scale)
 
 
+@pytest.mark.slow   # 150 random nets, each solved four ways (minutes)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(conservative_nets())
 def test_every_solver_agrees_on_random_nets(net):

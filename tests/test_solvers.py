@@ -439,6 +439,7 @@ def test_rounding_in_row_sums_is_tolerated():
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.slow   # a 40,000-state chain solved twice (minutes); the methods agree on small chains above
 def test_40k_state_grid_gmres_and_direct_agree_with_product_form():
     Q = grid_2d(199, 199)
     assert Q.shape == (40_000, 40_000) and Q.nnz == 40_000 + 4 * 199 * 200
