@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_classes_queues import R_LARGE_SHARE, R_SMALL_SHARE, two_classes  # noqa: E402
 
-from spn.analysis.compare import compare_description  # noqa: E402
+from spn.studies.compare import compare_description  # noqa: E402
 from spn.analysis.solve import solve_description  # noqa: E402
 from spn.cli import main  # noqa: E402
 from spn.description import parse_description  # noqa: E402

@@ -2,7 +2,7 @@
 
 Under ``gate`` with several users the net pools a phase's finished tasks across jobs; the
 cluster simulator pools them too by default (the same question), and run per job
-(``--per-job-tasks``) its flags are *explained* by :data:`spn.analysis.compare.POOLING`
+(``--per-job-tasks``) its flags are *explained* by :data:`spn.studies.compare.POOLING`
 instead of counting as disagreements (docs/design.md §3.4).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from spn.analysis.compare import POOLING, compare_description, tasks_can_mix
+from spn.studies.compare import POOLING, compare_description, tasks_can_mix
 from spn.cli import main
 from spn.description import parse_description
 

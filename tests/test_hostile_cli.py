@@ -90,12 +90,12 @@ def check_outcome(code, err):
 @pytest.fixture
 def no_dask(monkeypatch):
     """Sweeps that would start a Dask cluster are refused at once (the options are under test, not Dask)."""
-    import spn.analysis.sweep
+    import spn.studies.sweep
     from spn.exceptions import SpnError
 
     def refuse(tasks, record, *, workers, scheduler):
         raise SpnError("no Dask cluster in this test")
-    monkeypatch.setattr(spn.analysis.sweep, "_run_dask", refuse)
+    monkeypatch.setattr(spn.studies.sweep, "_run_dask", refuse)
 
 
 # --------------------------------------------------------------------------- random strings, every option
@@ -200,7 +200,7 @@ def test_max_seconds_bounds_the_replications_and_the_command():
 
 def test_compare_past_the_state_limit_stops_quickly():
     from spn.description import load_description
-    from spn.analysis.compare import compare_description
+    from spn.studies.compare import compare_description
 
     desc = load_description(SPARK, ["workload.users=30"])
     started = time.perf_counter()
@@ -219,7 +219,7 @@ def test_compare_past_the_state_limit_stops_quickly():
 
 def test_compare_gives_up_exploring_at_its_share_of_max_seconds():
     from spn.description import load_description
-    from spn.analysis.compare import compare_description
+    from spn.studies.compare import compare_description
 
     desc = load_description(ROOT / "models" / "two-queues.yaml")     # millions of states
     started = time.perf_counter()
@@ -245,7 +245,7 @@ def test_compare_does_not_build_a_job_net_of_thousands_of_places():
 
 
 def test_compare_help_states_its_own_bounds(capsys):
-    from spn.analysis.compare import COMPARE_MAX_STATES, COMPARE_SECONDS
+    from spn.studies.compare import COMPARE_MAX_STATES, COMPARE_SECONDS
 
     assert main(["compare", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
@@ -283,7 +283,7 @@ def test_huge_grids_and_ranges_are_refused_up_front(tmp_path):
 
 
 def test_a_grid_is_counted_and_generated_never_listed():
-    from spn.analysis.sweep import grid_point, grid_points, grid_size, parse_grid
+    from spn.studies.sweep import grid_point, grid_points, grid_size, parse_grid
 
     grid = parse_grid(["a=1..1000", "b=1..1000"])
     points = grid_points(grid)
@@ -292,7 +292,7 @@ def test_a_grid_is_counted_and_generated_never_listed():
 
 
 def test_a_range_of_10_to_the_15_is_bisected_without_listing_it():
-    from spn.analysis.plan import find_boundary, parse_target, vary_values
+    from spn.studies.plan import find_boundary, parse_target, vary_values
 
     path, values = vary_values("workload.think_time=1..1000000000000000")
     calls = []

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from spn.analysis.plan import parse_target, solve_point as plan_point
-from spn.analysis.sweep import SweepTask, solve_point as sweep_point
+from spn.studies.plan import parse_target, solve_point as plan_point
+from spn.studies.sweep import SweepTask, solve_point as sweep_point
 from spn.cli import main
 from spn.description import load_description
 from spn.exceptions import ModelError
 from spn.fit.whatif import KEYS
 from spn.pipeline import Budget, Question, evaluate, evaluate_description
 from spn.pipeline.source import WHAT_IF_KEYS, configure, is_description_file, split_settings
-from spn.analysis.compare import compare_description
+from spn.studies.compare import compare_description
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPREDUCE = str(ROOT / "models" / "mapreduce.yaml")
@@ -94,7 +94,7 @@ def test_every_command_gives_the_same_number(capsys, model, extra, policy, users
 
 @needs_lundstrom
 def test_a_fitted_configuration_gets_one_number_from_predict_fit_plan_and_sweep(tmp_path, capsys):
-    from spn.analysis.predict import predict
+    from spn.studies.predict import predict
 
     log = str(Q52_E3[0])
     [row] = predict([log], ("spark.executor.instances", [12]), seed=0)

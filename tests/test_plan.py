@@ -11,7 +11,7 @@ from spn.exceptions import ModelError
 from spn.description import load_description
 from spn.analysis.solve import solve_description
 from spn.analysis.evaluate import parse_percentiles, solve_with_distribution
-from spn.analysis.plan import find_boundary, parse_target, parse_vary, plan
+from spn.studies.plan import find_boundary, parse_target, parse_vary, plan
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = str(REPO / "models" / "mapreduce.yaml")

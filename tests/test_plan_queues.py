@@ -10,8 +10,8 @@ import json
 import pytest
 import yaml
 
-from spn.analysis.plan import plan
-from spn.analysis.plan_queues import (
+from spn.studies.plan import plan
+from spn.studies.plan_queues import (
     MET,
     MISSED,
     UNDECIDED,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spn.analysis.predict import MAX_VALUES, parse_vary
+from spn.studies.predict import MAX_VALUES, parse_vary
 from spn.cli import main
 from spn.exceptions import ModelError
 from spn.fit import fit_logs
@@ -190,7 +190,7 @@ def test_several_users_need_a_think_time(logs, capsys, monkeypatch):
 
 
 def test_the_library_refuses_a_key_both_varied_and_fixed(logs):
-    from spn.analysis.predict import predict
+    from spn.studies.predict import predict
 
     with pytest.raises(ModelError, match="both varied and fixed") as error:
         predict([logs["shuffle"]], ("hosts", [1, 2]), ["hosts=1"])

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import spn.pipeline
-import spn.pipeline.backtest as backtest_module
+import spn.studies.backtest as backtest_module
 from spn.cli import main
 from spn.exceptions import ModelError
-from spn.pipeline.backtest import LogRun, backtest
+from spn.studies.backtest import LogRun, backtest
 from spn.pipeline.prediction import default_errors, prediction_interval, spread_levels
 from whatif_logs import pilot_log
 

@@ -19,7 +19,7 @@ simulator runs (a description that names no policy is ``fifo``).
 
 import pytest
 
-from spn.analysis.compare import compare_description
+from spn.studies.compare import compare_description
 from spn.analysis.solve import solve_description
 from spn.description import parse_description
 from spn.simulation import simulate_description

@@ -13,7 +13,7 @@ import pytest
 
 from spn.cli import main
 from spn.exceptions import ModelError
-from spn.analysis.sweep import parse_grid, read_rows, run_sweep
+from spn.studies.sweep import parse_grid, read_rows, run_sweep
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = str(REPO / "models" / "mapreduce.yaml")
@@ -141,11 +141,11 @@ def test_bad_points_are_refused_before_solving(tmp_path, capsys):
 
 
 def test_an_unreachable_scheduler_leaves_no_file(tmp_path, capsys, monkeypatch):
-    import spn.analysis.sweep
+    import spn.studies.sweep
 
     def refuse(tasks, record, *, workers, scheduler):
-        raise spn.analysis.sweep.SpnError(f"cannot reach the Dask scheduler at {scheduler}: refused")
-    monkeypatch.setattr(spn.analysis.sweep, "_run_dask", refuse)
+        raise spn.studies.sweep.SpnError(f"cannot reach the Dask scheduler at {scheduler}: refused")
+    monkeypatch.setattr(spn.studies.sweep, "_run_dask", refuse)
     out = tmp_path / "r.csv"
     assert main(["sweep", EXAMPLE, "--grid", "cluster.containers=2", "--out", str(out),
                  "--scheduler", "tcp://127.0.0.1:9"]) == 2

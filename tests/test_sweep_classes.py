@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-import spn.analysis.sweep
+import spn.studies.sweep
 from spn.analysis.solve import solve_description
-from spn.analysis.sweep import read_rows, run_sweep
-from spn.analysis.sweep_grid import rebalance
-from spn.analysis.sweep_files import SweepRecord, record_path
+from spn.studies.sweep import read_rows, run_sweep
+from spn.studies.sweep_grid import rebalance
+from spn.studies.sweep_files import SweepRecord, record_path
 from spn.cli import main
 from spn.description import load_description
 
@@ -65,7 +65,7 @@ def test_resume_after_an_interruption_solves_only_the_missing_points(tmp_path, m
     out = tmp_path / "r.csv"
     args = ["sweep", TWO_QUEUES, *SETS, *(a for g in GRID for a in ("--grid", g)), "--out", str(out),
             "--workers", "0", "--json"]
-    real, solved_points = spn.analysis.sweep.solve_point, []
+    real, solved_points = spn.studies.sweep.solve_point, []
 
     def interrupted_at_the_third(task):
         if len(solved_points) == 2:
@@ -73,7 +73,7 @@ def test_resume_after_an_interruption_solves_only_the_missing_points(tmp_path, m
         solved_points.append(task.index)
         return real(task)
 
-    monkeypatch.setattr(spn.analysis.sweep, "solve_point", interrupted_at_the_third)
+    monkeypatch.setattr(spn.studies.sweep, "solve_point", interrupted_at_the_third)
     assert main(args) == 130
     capsys.readouterr()
     kept = out.read_bytes()
@@ -85,7 +85,7 @@ def test_resume_after_an_interruption_solves_only_the_missing_points(tmp_path, m
         solved_points.append(task.index)
         return real(task)
 
-    monkeypatch.setattr(spn.analysis.sweep, "solve_point", counted)
+    monkeypatch.setattr(spn.studies.sweep, "solve_point", counted)
     assert main(args + ["--resume"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert (summary["skipped"], summary["computed"], summary["failed"]) == (2, 2, 0)
@@ -150,7 +150,7 @@ def test_bad_grids_are_one_line_errors(tmp_path, capsys):
 
 def test_rebalance_matches_plan_queues():
     """The other queues share the rest as spn plan's probes do (2 queues: exactly 1 - share)."""
-    from spn.analysis.plan_queues import probe_queues
+    from spn.studies.plan_queues import probe_queues
     from spn.description.model import Queue
 
     queues = (Queue("a", 0.5), Queue("b", 0.3, 0.4), Queue("c", 0.2))

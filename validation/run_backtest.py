@@ -46,15 +46,15 @@ def logs(data: Path, query: str, executors: int | None = None) -> list[Path]:
 
 def validation_errors(data: Path) -> dict[str, list[float]]:
     """query -> every run's error, each executor count predicted from each other one."""
-    from spn.pipeline.backtest import backtest
+    from spn.studies.backtest import backtest
 
     return {q: list(backtest(logs(data, q), pilot="others", level=LEVEL).errors) for q in QUERIES}
 
 
 def check(query: str, pilots: list[Path], targets: list[int], data: Path, errors, source: str) -> list[dict]:
     """Each target's prediction interval from ``pilots`` and each run there inside it or not."""
-    from spn.analysis.predict import predict
-    from spn.pipeline.backtest import read_run
+    from spn.studies.predict import predict
+    from spn.studies.backtest import read_run
     from spn.pipeline.prediction import prediction_interval
 
     rows = predict(pilots, ("spark.executor.instances", targets), seed=1, level=LEVEL)

@@ -70,7 +70,7 @@ def logs(data: Path, query: str, executors: int) -> list[Path]:
 
 def spn_predictions(pilots: list[Path], targets: list[int]) -> dict[int, tuple[float, float, float]]:
     """executors -> (mean, low, high, method) by spn predict (what-if rules, then as spn solve evaluates)."""
-    from spn.analysis.predict import predict
+    from spn.studies.predict import predict
 
     rows = predict(pilots, ("spark.executor.instances", targets), seed=1)
     return {row.value: (row.mean_s, row.ci_low, row.ci_high, row.method) for row in rows}

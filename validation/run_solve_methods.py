@@ -128,7 +128,7 @@ def solve_in_child(model: Path, *, timeout: float, memory_limit: int | None) -> 
 
 
 def fit_target(pilots: list[Path], executors: int, users: int, think_time: float):
-    """The what-if model of ``executors``, fitted as ``spn predict`` fits it (spn.analysis.predict)."""
+    """The what-if model of ``executors``, fitted as ``spn predict`` fits it (spn.studies.predict)."""
     from spn.fit import fit_logs
     from spn.limits import MAX_SHAPE
 

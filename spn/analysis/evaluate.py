@@ -3,7 +3,7 @@
 :func:`evaluate` (also :func:`solve_with_distribution`) solves a description and, when
 asked, adds the distribution of a tagged job's execution time
 (:mod:`spn.solvers.passage`): percentiles and P(R <= deadline). ``spn solve
---percentiles/--deadline``, :mod:`spn.analysis.sweep` and :mod:`spn.analysis.plan` all use it.
+--percentiles/--deadline``, :mod:`spn.studies.sweep` and :mod:`spn.studies.plan` all use it.
 
 >>> parse_percentiles("50, 99.9")
 (50.0, 99.9)
@@ -124,7 +124,7 @@ def solve_with_distribution(desc, *, percentiles: Sequence[float] = (), deadline
                       time.perf_counter() - t0)
 
 
-#: the name :mod:`spn.analysis.sweep` and :func:`plan` use
+#: the name :mod:`spn.studies.sweep` and :func:`plan` use
 evaluate = solve_with_distribution
 
 

@@ -132,7 +132,7 @@ def format_plan(result) -> str:
 def format_queue_plan(result) -> str:
     """``spn plan --vary queues.NAME.capacity=...``: the answer, evidence, every probe with every class's R_c.
 
-    ``result`` is a :class:`~spn.analysis.plan_queues.QueueSharePlan`; undecided probes are marked so,
+    ``result`` is a :class:`~spn.studies.plan_queues.QueueSharePlan`; undecided probes are marked so,
     never as met.
     """
     table = [["share", f"{result.queue} containers",

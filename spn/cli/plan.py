@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from spn.analysis.plan import MAX_PROBES
+from spn.studies.plan import MAX_PROBES
 from spn.cli import _args
 from spn.cli.format import format_plan, format_queue_plan
 from spn.exceptions import SpnError
@@ -112,8 +112,8 @@ def register(commands) -> None:
 
 def run_plan(args) -> int:
     """``spn plan``: bisection over one parameter, or over a queue's share (:func:`_plan_queue_share`)."""
-    from spn.analysis.plan import parse_target, plan, vary_values
-    from spn.analysis.plan_queues import is_queue_share
+    from spn.studies.plan import parse_target, plan, vary_values
+    from spn.studies.plan_queues import is_queue_share
 
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
     if is_queue_share(args.vary):
@@ -131,7 +131,7 @@ def run_plan(args) -> int:
 
 def _plan_queue_share(args, targets) -> int:
     """``spn plan --vary queues.NAME.capacity=LO..HI``: the smallest share, each probe simulated."""
-    from spn.analysis.plan_queues import (
+    from spn.studies.plan_queues import (
         REL_PRECISION,
         parse_share_vary,
         plan_queue_share,
@@ -157,7 +157,7 @@ def _plan_queue_share(args, targets) -> int:
 
 def run_sweep(args) -> int:
     """``spn sweep``: a grid of points, streamed to --out."""
-    from spn.analysis.sweep import parse_grid, run_sweep
+    from spn.studies.sweep import parse_grid, run_sweep
 
     if args.scheduler is not None and args.workers is not None:
         raise SpnError("--workers starts a local cluster and --scheduler uses an existing one: give one of them")

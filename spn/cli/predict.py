@@ -61,7 +61,7 @@ def register(commands) -> None:
 
 
 def run_predict(args) -> int:
-    from spn.analysis.predict import parse_vary, predict
+    from spn.studies.predict import parse_vary, predict
     from spn.exceptions import ModelError
 
     if args.users > 1 and args.think_time is None:
@@ -96,7 +96,7 @@ def run_predict(args) -> int:
 
 def run_backtest(args) -> int:
     from spn.pipeline import Budget
-    from spn.pipeline.backtest import backtest
+    from spn.studies.backtest import backtest
 
     with _args.warnings_as_lines():
         result = backtest(args.logs, pilot=args.pilot, level=args.level, budget=Budget(seed=args.seed))

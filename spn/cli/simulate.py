@@ -29,7 +29,7 @@ def register(commands) -> None:
     simulate.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                           help="stop after T seconds: the replication in progress is dropped, the finished ones "
                           "give the estimates (default: no limit)")
-    # compare is a check, so it has a time budget by default (spn.analysis.compare.COMPARE_SECONDS)
+    # compare is a check, so it has a time budget by default (spn.studies.compare.COMPARE_SECONDS)
     compare.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                          help="stop after T seconds in all: the analytic solution first (its exploration gives up "
                          "after half of T), then each simulator gets an equal share of what is left (default: 120)")
@@ -98,7 +98,7 @@ def run_simulate(args) -> int:
 def run_compare(args) -> int:
     """``spn compare``: analytic vs the net and cluster simulators."""
     description = _args.description(args)
-    from spn.analysis.compare import compare_description
+    from spn.studies.compare import compare_description
 
     options = _replication_options(args)
     given = {"max_states": args.max_states, "max_seconds": options.pop("max_seconds")}

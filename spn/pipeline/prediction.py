@@ -7,7 +7,7 @@ prediction interval at level ``L`` (default 90 %) combines, per side, two relati
 - the model's own run-to-run spread: one job's execution-time law, its ``(1 - L)/2`` and
   ``(1 + L)/2`` quantiles around the mean R (from the method that answered);
 - the error of the what-if rules and of the cluster's own noise: relative errors
-  ``e = measured run / predicted mean - 1`` of backtests (:mod:`spn.pipeline.backtest`), each
+  ``e = measured run / predicted mean - 1`` of backtests (:mod:`spn.studies.backtest`), each
   individual run counted. Conformal style, the bound on each side is an order statistic of the
   errors: the ``ceil((n + 1)(1 + L)/2)``-th smallest above, the ``floor((n + 1)(1 - L)/2)``-th below;
   with too few errors for that rank the most extreme error is taken, and the interval says the

@@ -8,7 +8,7 @@ and to go where the state space is too large or task times are not Erlang.
   :class:`QueueSimulator` does the same for several query classes sharing the
   cluster through capacity-scheduler queues.
 - :func:`simulate_description` runs independent replications of either engine with
-  confidence intervals and a stopping rule (:func:`spn.analysis.compare.compare_description`
+  confidence intervals and a stopping rule (:func:`spn.studies.compare.compare_description`
   puts the analytic solution and both simulators side by side).
 
 >>> from spn.description import load_description

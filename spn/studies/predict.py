@@ -142,7 +142,7 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
 
 def _errors(logs, budget) -> tuple[tuple[float, ...], str]:
     """Backtest errors of the logs at hand (several configurations), else the project's validation errors."""
-    from spn.pipeline.backtest import backtest, read_run
+    from spn.studies.backtest import backtest, read_run
     from spn.pipeline.prediction import default_errors
 
     runs = [read_run(p) for p in logs]

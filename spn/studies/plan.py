@@ -163,7 +163,7 @@ def _short(text, width: int = 60) -> str:
 def model_data(model, sets: Sequence[str] = ()) -> dict:
     """The mapping of the description file ``model`` with ``sets`` applied, read once.
 
-    :func:`plan` and :mod:`spn.analysis.sweep` build every configuration from it
+    :func:`plan` and :mod:`spn.studies.sweep` build every configuration from it
     (``parse_description(data, [f"{path}={value}"])``), so that the file is read once
     and every configuration comes from the same text. Raises :class:`ModelError`.
 

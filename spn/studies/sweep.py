@@ -7,7 +7,7 @@ solved*, in the order points finish. Each row is written with a single write and
 flushed, so a sweep killed at any moment keeps every row it finished.
 
 The grid is never listed: its size is the product of the dimensions' sizes,
-checked against :data:`~spn.analysis.plan.MAX_POINTS` before anything else, and
+checked against :data:`~spn.studies.plan.MAX_POINTS` before anything else, and
 points are generated one at a time (a Dask cluster holds a few per worker).
 Every value of a list dimension and both ends of a range are validated before
 anything is solved (each with the other dimensions at their first value); a point
@@ -30,7 +30,7 @@ Points are solved on Dask (``dask.distributed``): an embedded local cluster of
 ``workers=0``. Every point is solved independently and deterministically, so the
 numbers do not depend on where it ran.
 
-The grid, each point's description and the columns are :mod:`spn.analysis.sweep_grid`'s. Every
+The grid, each point's description and the columns are :mod:`spn.studies.sweep_grid`'s. Every
 point, of one class or of query classes and queues (docs/design.md §4.6), is solved by
 :func:`solve_point`: one class by :func:`spn.pipeline.evaluate_description` (as ``spn solve``),
 query classes by :func:`spn.analysis.solve.solve_description` with its fallback (exact on the
@@ -65,9 +65,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.analysis.evaluate import percentile_key
-from spn.analysis.plan import _short, model_data
-from spn.analysis.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
-from spn.analysis.sweep_grid import (
+from spn.studies.plan import _short, model_data
+from spn.studies.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
+from spn.studies.sweep_grid import (
     CLASS_KEYS, QUEUE_KEYS, TOTAL_COLUMNS, ClassSweep, check_values, class_layout, columns, grid_point, grid_points,
     grid_size, names_of, parse_grid, point_description,
 )
@@ -86,7 +86,7 @@ _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):[0-9]
 class SweepTask:
     """Everything a worker needs to solve one point (picklable): the description's mapping after
     ``--set`` (``data``), and the point's own ``overrides``; ``classes`` for a description with
-    query classes (:class:`~spn.analysis.sweep_grid.ClassSweep`), else None."""
+    query classes (:class:`~spn.studies.sweep_grid.ClassSweep`), else None."""
 
     index: int
     values: tuple
@@ -194,7 +194,7 @@ def _line(cols, row) -> str:
 
 def read_rows(path) -> tuple[list[str], list[dict]]:
     """Header and rows of a sweep CSV (a torn last line, from a killed run, is left out)."""
-    from spn.analysis.sweep_files import csv_records
+    from spn.studies.sweep_files import csv_records
 
     header, records = csv_records(path)
     header = header or []
@@ -322,7 +322,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
             bar.close()
     summary = SweepSummary(str(out), size, len(done), len(todo), failed, time.perf_counter() - started, runner)
     if plot:
-        from spn.analysis.plot import plot_sweep
+        from spn.studies.plot import plot_sweep
         plot_sweep(out, plot, force=force)
         summary = dataclasses.replace(summary, plot=str(plot))
     return summary

@@ -22,7 +22,7 @@ and a capacity planner who asks "what if bi had 0.25 of the cluster?" means "and
 share the rest": so do ``spn plan --vary queues.NAME.capacity`` and this sweep. The queues
 whose capacity is *not* on the grid share 1 minus the grid's capacities in proportion to
 their capacities in the model (with two queues the other gets exactly 1 - share, as
-:func:`~spn.analysis.plan_queues.probe_queues` gives it). A queue whose capacity then
+:func:`~spn.studies.plan_queues.probe_queues` gives it). A queue whose capacity then
 exceeds its ``max_capacity`` has the maximum raised to the capacity, as a plan's probe
 does (YARN requires max >= capacity; raising the ceiling is the smallest change that keeps
 the point a configuration), unless its ``max_capacity`` is itself on the grid (then the
@@ -53,8 +53,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.analysis.evaluate import percentile_key
-from spn.analysis.plan import MAX_POINTS, MAX_VALUE, _short
-from spn.analysis.sweep_files import RESULT_COLUMNS, TAIL_COLUMNS
+from spn.studies.plan import MAX_POINTS, MAX_VALUE, _short
+from spn.studies.sweep_files import RESULT_COLUMNS, TAIL_COLUMNS
 from spn.description.validate import CAPACITY_SUM
 from spn.exceptions import ModelError
 
@@ -68,7 +68,7 @@ def parse_grid(texts: Sequence[str]) -> list[tuple[str, list[str]]]:
     """``PATH=V1,V2,...`` or ``PATH=LO..HI`` (integers, inclusive) -> [(path, [value text, ...])].
 
     Values stay text: they are passed on as ``--set PATH=VALUE``. A grid of more
-    than :data:`~spn.analysis.plan.MAX_POINTS` points is refused with its size,
+    than :data:`~spn.studies.plan.MAX_POINTS` points is refused with its size,
     counted before any value is listed.
     """
     specs, seen = [], set()
@@ -129,7 +129,7 @@ def grid_point(grid, index: int) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------- one point
-#: after the grid (``mean_execution_time`` first: ``spn.analysis.plot`` finds the grid columns before it)
+#: after the grid (``mean_execution_time`` first: ``spn.studies.plot`` finds the grid columns before it)
 TOTAL_COLUMNS = ("mean_execution_time", "ci_low", "ci_high", "throughput", "utilization", "method")
 #: the keys of a class in ``spn solve --json`` (the ``ci`` ones only when it simulated)
 CLASS_KEYS = ("mean_execution_time", "ci_low", "ci_high", "throughput", "throughput_ci_low", "throughput_ci_high")

@@ -34,7 +34,7 @@ from spn.exceptions import ModelError
 __all__ = ["SweepRecord", "SweepWriter", "check_outputs", "resume_rows", "csv_records", "record_path",
            "PLOT_FORMATS", "RESULT_COLUMNS", "TAIL_COLUMNS"]
 
-#: the result columns of a sweep of one class, after the grid's (``spn.analysis.plot`` finds the grid
+#: the result columns of a sweep of one class, after the grid's (``spn.studies.plot`` finds the grid
 #: columns before the first, which is also the first of a sweep over query classes)
 RESULT_COLUMNS = ("mean_execution_time", "throughput", "utilization", "tangible_states", "transitions", "method",
                   "low", "high")

@@ -42,7 +42,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from spn.analysis.plan import Target, model_data
+from spn.studies.plan import Target, model_data
 from spn.exceptions import ModelError, SpnError
 
 __all__ = ["is_queue_share", "parse_share_vary", "share_grid", "probe_queues", "Probe", "QueueSharePlan",
@@ -241,11 +241,11 @@ def plan_queue_share(model, vary: str, targets, *, sets=(), seed: int = 1, rel_p
                      progress: bool = False) -> QueueSharePlan:
     """The smallest share of a queue meeting every target (see the module docstring).
 
-    ``targets``: :class:`~spn.analysis.plan.Target` (or text) naming classes, means only.
+    ``targets``: :class:`~spn.studies.plan.Target` (or text) naming classes, means only.
     ``refine_to``: the finest relative precision a straddling probe is refined to (default
     ``rel_precision / 4``); ``max_seconds`` bounds each simulation.
     """
-    from spn.analysis.plan import parse_target
+    from spn.studies.plan import parse_target
     from spn.description import parse_description
     from spn.description.model import queues_of
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from spn.analysis.sweep_files import PLOT_FORMATS, RESULT_COLUMNS, csv_records
+from spn.studies.sweep_files import PLOT_FORMATS, RESULT_COLUMNS, csv_records
 from spn.exceptions import ModelError, SpnError
 
 #: lines one plot draws (one per combination of the other grid values); a legend is shown up to LEGEND
