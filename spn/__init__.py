@@ -46,7 +46,7 @@ _LAZY = {
     "mapreduce_net": "spn.models.mapreduce",
     "ApplicationNet": "spn.models.dag", "build": "spn.models.dag", "build_application": "spn.models.dag",
     "SolveReport": "spn.analysis.solve", "solve_description": "spn.analysis.solve",
-    "plan": "spn.studies.plan", "solve_with_distribution": "spn.analysis.evaluate",
+    "plan": "spn.studies.plan", "evaluate_description": "spn.pipeline",
     "run_sweep": "spn.studies.sweep",
     "ClusterSimulator": "spn.simulation", "Distribution": "spn.simulation", "NetSimulator": "spn.simulation",
     "compare_description": "spn.studies.compare", "distributions_from_description": "spn.simulation",

@@ -241,9 +241,10 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def exact_laws():
-    from spn.analysis.evaluate import solve_with_distribution
+    from spn.pipeline import Question, evaluate_description
 
-    return {name: solve_with_distribution(desc, percentiles=(50, 90, 99)) for name, desc in SMALL.items()}
+    return {name: evaluate_description(desc, method="exact", question=Question(percentiles=(50, 90, 99)))
+            for name, desc in SMALL.items()}
 
 
 @pytest.mark.parametrize("name", SMALL)

@@ -10,7 +10,8 @@ from spn.cli import main
 from spn.exceptions import ModelError
 from spn.description import load_description
 from spn.analysis.solve import solve_description
-from spn.analysis.evaluate import parse_percentiles, solve_with_distribution
+from spn.pipeline import Question, evaluate_description
+from spn.pipeline.question import parse_percentiles
 from spn.studies.plan import find_boundary, parse_target, parse_vary, plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ def test_plan_percentile_target():
 
     def p95(c):
         desc = load_description(EXAMPLE, [f"cluster.containers={c}"])
-        return solve_with_distribution(desc, percentiles=[95]).percentiles[95.0]
+        return evaluate_description(desc, method="exact", question=Question(percentiles=(95,))).percentiles[95.0]
     assert p95(4) <= 25 < p95(3)
     both = plan(EXAMPLE, "cluster.containers=1..400", ["p95<=25", "mean<=12"])
     assert both.answer == 5                   # mean<=12 needs 5 (see above), p95<=25 needs 4

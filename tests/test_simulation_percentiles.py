@@ -22,7 +22,12 @@ import math
 import numpy as np
 import pytest
 
-from spn.analysis.evaluate import solve_with_distribution
+from spn.pipeline import Question, evaluate_description
+
+
+def solve_with_distribution(desc, percentiles=(), deadline=None):
+    """The exact chain's answer with the tagged job's distribution (the pipeline's exact method)."""
+    return evaluate_description(desc, method="exact", question=Question(percentiles=percentiles, deadline=deadline))
 from spn.description import parse_description
 from spn.exceptions import ModelError
 from spn.simulation.quantiles import probability_estimate, quantile_estimates

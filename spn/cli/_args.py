@@ -108,7 +108,7 @@ def parse_option(flag: str, parse, text):
 
 
 def _percentiles(text: str) -> tuple:
-    from spn.analysis.evaluate import parse_percentiles
+    from spn.pipeline.question import parse_percentiles
 
     return library_type(parse_percentiles)(text)
 

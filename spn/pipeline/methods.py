@@ -106,7 +106,7 @@ def _exact_distribution(desc, solution, question, budget, details) -> dict:
         "mean": dist.mean, "std": dist.std, "method": dist.method, "transient_states": dist.n_states,
         "iterations": dist.niter, "residual": dist.residual, "converged": dist.converged, "seconds": seconds}
     details["timings"] = dict(details["timings"], distribution_s=seconds)
-    out = {}
+    out = {"distribution": dist}
     if question.percentiles:
         out["percentiles"] = dist.percentiles(question.percentiles)
     if question.deadline is not None:

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ModelError
 
-__all__ = ["Question", "Budget", "Clock", "MAX_SECONDS", "REL_PRECISION"]
+__all__ = ["Question", "Budget", "Clock", "parse_percentiles", "MAX_SECONDS", "REL_PRECISION", "MAX_PERCENTILES"]
+
+#: percentiles one evaluation reports
+MAX_PERCENTILES = 100
 
 #: seconds one evaluation may take by default, every step included (an exact chain may spend half
 #: of it exploring: about 1,000,000 states of the paper's net, 400,000 of a job-identity net)
@@ -93,3 +96,26 @@ class Clock:
         if self.max_seconds is None:
             return None
         return max(self.max_seconds - self.elapsed(), 0.1)
+
+
+def parse_percentiles(text: str) -> tuple[float, ...]:
+    """``"50,90,99"`` -> ``(50.0, 90.0, 99.0)``; each in (0, 100).
+
+    >>> parse_percentiles("50, 99.9")
+    (50.0, 99.9)
+    """
+    out = []
+    for part in str(text).split(","):
+        part = part.strip()
+        try:
+            q = float(part)
+        except ValueError:
+            raise ModelError(f"percentiles: expected numbers in (0, 100) separated by commas, got {part!r}") \
+                from None
+        if not 0 < q < 100:
+            raise ModelError(f"percentiles: {part} is not in (0, 100)")
+        out.append(q)
+    out = tuple(dict.fromkeys(out))
+    if len(out) > MAX_PERCENTILES:
+        raise ModelError(f"percentiles: {len(out):,} of them, more than {MAX_PERCENTILES}")
+    return out

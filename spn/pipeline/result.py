@@ -68,6 +68,9 @@ class Result:
     notices: tuple[str, ...] = ()
     seconds: float = 0.0
     report: object = field(default=None, compare=False, repr=False)
+    #: the exact method's execution-time law (:class:`~spn.solvers.passage.PassageDistribution`: cdf,
+    #: quantile, grid), when percentiles or a deadline were asked for; None from the other methods
+    distribution: object = field(default=None, compare=False, repr=False)
 
     def metric(self, name: str) -> float:
         """``"mean"`` or ``"pQ"`` (a percentile that was asked for)."""

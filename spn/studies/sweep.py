@@ -64,7 +64,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spn.analysis.evaluate import percentile_key
+from spn.pipeline.result import percentile_key
 from spn.studies.plan import _short, model_data
 from spn.studies.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.studies.sweep_grid import (

@@ -52,7 +52,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from spn.analysis.evaluate import percentile_key
+from spn.pipeline.result import percentile_key
 from spn.studies.plan import MAX_POINTS, MAX_VALUE, _short
 from spn.studies.sweep_files import RESULT_COLUMNS, TAIL_COLUMNS
 from spn.description.validate import CAPACITY_SUM
