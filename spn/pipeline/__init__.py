@@ -84,7 +84,7 @@ def evaluate_description(desc, *, question: Question | None = None, budget: Budg
                         notices.append(notice)
                 return replace(result, notices=tuple(notices), deadline=question.deadline,
                                seconds=time.perf_counter() - clock.started)
-        if len(candidates) == 1:
-            raise ModelError(f"method {method}: {why}", option="method")
+        if len(candidates) == 1:     # the method named cannot answer: its own limit is the option to change
+            raise ModelError(f"method {method}: {why}", option="max_states" if candidate.name == "exact" else "method")
         reasons.append(f"not {candidate.name}: {why}")
     raise ModelError("no method answers: " + "; ".join(reasons), option="method")

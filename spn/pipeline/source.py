@@ -45,6 +45,8 @@ def is_description_file(path) -> bool:
     (True, False)
     """
     path = Path(path)
+    if path.is_dir():       # Spark 3's rolling event log is a folder; any other is refused as a description
+        return not path.name.startswith("eventlog_v2_")
     suffix = path.suffix.lower()
     if suffix in DESCRIPTION_SUFFIXES:
         return True
