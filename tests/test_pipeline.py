@@ -59,15 +59,18 @@ def test_description_files_and_logs_are_told_apart():
 def _through_every_command(capsys, path, settings, seed=5):
     """R of one configuration as spn solve, the API, plan's evaluation, a sweep row and compare's analytic
     column each give it."""
-    budget = Budget(seed=seed, rel_precision=0.02)
+    # a budget the size of the chain decides, not the clock: a loaded machine must not change the method, nor
+    # stop a simulation at another replication
+    budget = Budget(seed=seed, rel_precision=0.02, max_states=100_000, max_seconds=600)
     api = evaluate(path, settings, budget=budget)
     code, out, err = run(capsys, "solve", path, *(x for s in settings for x in ("--set", s)), "--seed", seed,
-                         "--rel-precision", 0.02, "--json")
+                         "--rel-precision", 0.02, "--max-states", 100_000, "--max-seconds", 600, "--json")
     assert code == 0, err
     desc = load_description(path, settings)
     planned = plan_point(desc, [parse_target("mean<=1e9")], budget=budget)
     data = json.loads(json.dumps(__import__("yaml").safe_load(open(path))))
-    row = sweep_point(SweepTask(0, (), data, tuple(settings), path, seed=seed, rel_precision=0.02))
+    row = sweep_point(SweepTask(0, (), data, tuple(settings), path, seed=seed, rel_precision=0.02,
+                                max_states=100_000, max_seconds=600))
     return api, json.loads(out), planned, row
 
 
