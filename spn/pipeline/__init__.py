@@ -74,6 +74,10 @@ def evaluate_description(desc, *, question: Question | None = None, budget: Budg
                 if len(candidates) == 1 and skipped.__cause__ is not None:
                     raise skipped.__cause__ from None     # the method named: its own error, as it said it
                 why = str(skipped)
+            except MemoryError:
+                if len(candidates) == 1:
+                    raise
+                why = "it ran out of memory"
                 if budget.progress and sys.stderr.isatty():
                     print(f"\r\033[Kspn: {candidate.name} stopped: {why}", file=sys.stderr, flush=True)
             else:
