@@ -78,8 +78,6 @@ def evaluate_description(desc, *, question: Question | None = None, budget: Budg
                 if len(candidates) == 1:
                     raise
                 why = "it ran out of memory"
-                if budget.progress and sys.stderr.isatty():
-                    print(f"\r\033[Kspn: {candidate.name} stopped: {why}", file=sys.stderr, flush=True)
             else:
                 notices = list(result.notices)
                 if not desc.classes:
@@ -88,6 +86,8 @@ def evaluate_description(desc, *, question: Question | None = None, budget: Budg
                         notices.append(notice)
                 return replace(result, notices=tuple(notices), deadline=question.deadline,
                                seconds=time.perf_counter() - clock.started)
+            if budget.progress and sys.stderr.isatty():       # it started: say why it stopped
+                print(f"\r\033[Kspn: {candidate.name} stopped: {why}", file=sys.stderr, flush=True)
         if len(candidates) == 1:     # the method named cannot answer: its own limit is the option to change
             raise ModelError(f"method {method}: {why}", option="max_states" if candidate.name == "exact" else "method")
         reasons.append(f"not {candidate.name}: {why}")
