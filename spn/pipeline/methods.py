@@ -64,16 +64,12 @@ class Exact:
 
     def run(self, desc, question, budget, clock, reason) -> Result:
         from spn.analysis.solve import exploration_stopped, solve_application
-        from spn.analysis.solve import solve_description as solve_classes  # (one path: classes too)
 
         left = clock.left()
         explore_seconds = None if left is None else EXPLORE_SHARE * left
         options = dict(method=self.solver, rtol=budget.rtol, max_states=budget.max_states, progress=budget.progress,
                        explore_seconds=explore_seconds)
-        try:
-            if desc.classes:
-                report = solve_classes(desc, **options)
-                return _from_dict(report.as_dict(), "exact", "exact (CTMC of the job-identity net)", None, report)
+        try:        # one class or query classes: one path
             solution = solve_application(desc, **options)
         except StateSpaceLimitError as error:
             raise Skipped(exploration_stopped(error, budget.max_states, budget.max_states)) from error
@@ -82,7 +78,7 @@ class Exact:
         extra = {}
         if question.needs_distribution:
             extra = _exact_distribution(desc, solution, question, budget, details)
-        how = "exact (CTMC)"
+        how = "exact (CTMC of the job-identity net)" if desc.classes else "exact (CTMC)"
         return _from_dict(details, "exact", how, reason, report, **extra)
 
 
