@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from spn.description.model import POLICIES, require_single_class
+from spn.description.model import POLICIES, job_classes, require_single_class
 from spn.exceptions import ModelError, SpnError
 from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
 
@@ -100,26 +100,6 @@ class _Job:
         self.sinks_left = sinks
 
 
-class _TrackedJob(_Job):
-    """A job of the ``fifo`` and ``fair`` policies, which choose between jobs.
-
-    ``seq`` orders jobs by submission; ``phases`` lists its phases with waiting tasks;
-    ``running`` counts its tasks holding containers; ``version`` tells the current entry
-    of the ``fair`` heap from stale ones; ``weight`` divides ``running`` in the ``fair``
-    order (the hook for per-class weights; 1 until descriptions have query classes).
-    """
-
-    __slots__ = ("seq", "phases", "running", "version", "weight")
-
-    def __init__(self, submitted, preds, sinks, seq):
-        super().__init__(submitted, preds, sinks)
-        self.seq = seq
-        self.phases = []
-        self.running = 0
-        self.version = 0
-        self.weight = 1.0
-
-
 class ClusterSimulator:
     """Simulates the cluster of a model description job by job.
 
@@ -139,7 +119,9 @@ class ClusterSimulator:
     appended to it (the distribution behind the mean: percentiles to check the exact ones);
     ``run(..., job_times=True)`` returns them with the replication instead.
 
-    A description with query classes and queues is :class:`~spn.simulation.queues.QueueSimulator`'s.
+    ``fifo`` and ``fair`` run :class:`~spn.simulation.queues.QueueSimulator`'s loop, the
+    description being one class in one queue holding every container; a description with
+    query classes and queues is that simulator's.
     """
 
     response_times: list | None = None
@@ -176,6 +158,11 @@ class ClusterSimulator:
         self.users = desc.workload.users
         self.think_time = desc.workload.think_time
         self.containers = desc.cluster.containers
+        if self.policy != "gate":
+            # fifo and fair choose between jobs: the queue loop, one class in one queue
+            from spn.simulation.queues import QueueSimulator
+
+            self._by_job = QueueSimulator(desc, {job_classes(desc)[0].name: laws}, policy=self.policy)
 
     def _last_in_topological_order(self) -> int:
         """Kahn's algorithm, always taking the ready phase listed first; the last one taken."""
@@ -346,143 +333,15 @@ class ClusterSimulator:
             self.response_times.extend(record)
         return np.array(record, dtype=float)
 
-    def _run_by_job(self, seed, warmup, length, max_events, deadline, job_times=False) -> ClusterReplication:
-        """:meth:`run` for the ``fifo`` and ``fair`` policies: containers go to jobs, not phases.
-
-        ``ready`` holds the jobs with waiting tasks. ``fifo``: entries ``(seq, job)``, so
-        the oldest job is on top; a job is in it exactly while it has waiting tasks.
-        ``fair``: entries ``(running / weight, seq, version, job)``; every change of a
-        job's key pushes a new entry with a new version, and entries whose version is
-        not the job's are stale and dropped when they reach the top (or when stale ones
-        pile up).
-        """
-        rng = np.random.default_rng(seed)
-        expo = stream(rng.standard_exponential)
-        unif = stream(rng.random)
-        durations = [law_stream(law, rng) for law in self.laws]
-        Z, C, N = self.think_time, self.containers, self.users
-        tasks, priority, succ, sources = self.tasks, self.priority, self.succ, self.sources
-        n_preds, n_sinks = self.n_preds, len(self.sinks)
-        heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplace
-        max_events = max_events if max_events is not None else 1 << 62
-        deadline = deadline if deadline is not None else float("inf")
-        uniform_priority = len(set(priority)) == 1
-        fair = self.policy == "fair"
-
-        heap = []                     # (time, seq, job or None, phase)
-        seq = 0
-        for _ in range(N):
-            heappush(heap, (next(expo) * Z, seq, None, -1))
-            seq += 1
-        ready = []                    # jobs with waiting tasks (see the docstring)
-        submitted = 0
-
-        def start_phase(job, s):
-            """Phase s of ``job`` starts: all its tasks wait for containers."""
-            job.unfinished[s] = job.waiting[s] = tasks[s]
-            if not job.phases and not fair:   # fifo: the job now has waiting tasks
-                heappush(ready, (job.seq, job))
-            job.phases.append(s)
-
-        free = C
-        in_system = 0
-        # statistics
-        ended = 0
-        stop = warmup + length
-        window_start = 0.0 if warmup == 0 else -1.0
-        response_sum = 0.0
-        record = [] if job_times else self.response_times
-        busy_area = 0.0
-        jobs_area = 0.0
-        last = 0.0
-        events = 0
-        t = 0.0
-        started = time.perf_counter()
-
-        while ended < stop:
-            if not heap:
-                raise SpnError("the cluster is dead: no event pending")
-            t, _, job, ph = heappop(heap)
-            events += 1
-            if events > max_events:
-                raise SpnError(f"simulation stopped after {events:,} events (max_events) without finishing")
-            if not events % CLOCK_EVERY and time.perf_counter() > deadline:
-                raise SimulationTimeout(f"the replication was stopped at its deadline after {events:,} events, "
-                                        f"at simulated time {t:g}")
-            dt = t - last
-            busy_area += (C - free) * dt
-            jobs_area += in_system * dt
-            last = t
-            if job is None:                          # a user ends thinking: a job is submitted and starts
-                job = _TrackedJob(t, n_preds, n_sinks, submitted)
-                submitted += 1
-                in_system += 1
-                for s in sources:
-                    start_phase(job, s)
-            else:                                    # a task ends
-                free += 1
-                job.running -= 1
-                job.unfinished[ph] -= 1
-                if not job.unfinished[ph]:           # the phase ends
-                    for s in succ[ph]:
-                        job.preds_left[s] -= 1
-                        if job.preds_left[s] == 0:
-                            start_phase(job, s)
-                    if not succ[ph]:
-                        job.sinks_left -= 1
-                        if job.sinks_left == 0:      # the job ends; its user thinks again
-                            in_system -= 1
-                            ended += 1
-                            if ended > warmup:
-                                response_sum += t - job.submitted
-                                if record is not None:
-                                    record.append(t - job.submitted)
-                            elif ended == warmup:
-                                window_start = t
-                                busy_area = jobs_area = 0.0
-                            if ended >= stop:
-                                break
-                            heappush(heap, (t + next(expo) * Z, seq, None, -1))
-                            seq += 1
-            if fair and job.phases:                  # the job's key changed (or it has tasks waiting anew)
-                job.version += 1
-                heappush(ready, (job.running / job.weight, job.seq, job.version, job))
-                if len(ready) > 4 * in_system + 64:  # drop stale entries
-                    ready = [entry for entry in ready if entry[2] == entry[3].version]
-                    heapq.heapify(ready)
-            # settle: one container at a time to the job on top of ``ready``
-            while free and ready:
-                if fair:
-                    entry = ready[0]
-                    job = entry[3]
-                    if entry[2] != job.version:
-                        heappop(ready)
-                        continue
-                else:
-                    job = ready[0][1]
-                cands = job.phases
-                if len(cands) > 1:
-                    if not uniform_priority:
-                        top = max(priority[k] for k in cands)
-                        cands = [k for k in cands if priority[k] == top]
-                    k = cands[int(next(unif) * len(cands))] if len(cands) > 1 else cands[0]
-                else:
-                    k = cands[0]
-                job.waiting[k] -= 1
-                if not job.waiting[k]:
-                    job.phases.remove(k)
-                job.running += 1
-                free -= 1
-                heappush(heap, (t + next(durations[k]), seq, job, k))
-                seq += 1
-                if not job.phases:
-                    heappop(ready)
-                elif fair:
-                    job.version += 1
-                    heapreplace(ready, (job.running / job.weight, job.seq, job.version, job))
+    def _run_by_job(self, seed, warmup, length, max_events, deadline, job_times) -> ClusterReplication:
+        """:meth:`run` for ``fifo`` and ``fair``: the queue simulator's loop, its replication as this one's."""
+        keep = job_times or self.response_times is not None
+        rep = self._by_job.run(seed, warmup=warmup, length=length, max_events=max_events,
+                               deadline=deadline, job_times=keep)
+        times = self._kept(list(rep.job_times)) if keep else None
         return ClusterReplication(
-            start=window_start, duration=t - window_start, completions=ended - warmup,
-            response_sum=response_sum, busy_area=busy_area, jobs_in_system_area=jobs_area,
-            events=events, seconds=time.perf_counter() - started,
-            job_times=self._kept(record) if job_times else None,
+            start=rep.start, duration=rep.duration, completions=rep.completions,
+            response_sum=rep.response_sum, busy_area=rep.busy_area,
+            jobs_in_system_area=rep.jobs_in_system_area, events=rep.events, seconds=rep.seconds,
+            job_times=times if job_times else None,
         )

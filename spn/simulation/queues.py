@@ -19,10 +19,9 @@ preemption (docs/design.md §4.6, §7.2):
 
 Everything else is :class:`~spn.simulation.cluster.ClusterSimulator`'s ``fifo``/``fair``
 loop: jobs keep their identity, a phase starts when all its predecessors of the same job
-ended, control settles before any container is handed out. With one class and one
-queue holding every container the decisions and the random numbers are exactly those of
-``ClusterSimulator`` (tests/test_classes_queues.py checks it), which keeps its own,
-faster loop for one class.
+ended, control settles before any container is handed out. A one-class description is
+one class in one queue holding every container: this is the loop
+:class:`~spn.simulation.cluster.ClusterSimulator` runs for ``fifo`` and ``fair``.
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "cluster": {"containers": 2},
@@ -43,14 +42,14 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
 
 from spn.description.model import QUEUE_POLICIES, RATIO_TIE, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError, SpnError
-from spn.simulation.cluster import ClusterReplication, _TrackedJob
+from spn.simulation.cluster import ClusterReplication, _Job
 from spn.simulation.distributions import CLOCK_EVERY, SimulationTimeout, law_stream, phase_distribution, stream
 
 @dataclass(frozen=True)
@@ -69,13 +68,22 @@ class QueueReplication(ClusterReplication):
     queue_peaks: tuple[int, ...]
 
 
-class _ClassJob(_TrackedJob):
-    """A job that knows its class (``cls``, the index of its class)."""
+class _ClassJob(_Job):
+    """A job of the ``fifo`` and ``fair`` queues, which choose between jobs.
 
-    __slots__ = ("cls",)
+    ``seq`` orders jobs by submission; ``phases`` lists its phases with waiting tasks;
+    ``running`` counts its tasks holding containers; ``version`` tells the current entry
+    of a ``fair`` heap from stale ones; ``cls`` is the index of its class.
+    """
+
+    __slots__ = ("seq", "phases", "running", "version", "cls")
 
     def __init__(self, submitted, preds, sinks, seq, cls):
-        super().__init__(submitted, preds, sinks, seq)
+        super().__init__(submitted, preds, sinks)
+        self.seq = seq
+        self.phases = []
+        self.running = 0
+        self.version = 0
         self.cls = cls
 
 
@@ -125,12 +133,15 @@ class QueueSimulator:
 
     ``laws`` optionally replaces task-time laws, ``{class name: {phase name: Distribution}}``.
     A one-class description is one class in one queue holding every container, under
-    ``scheduler.policy`` (``fifo`` or ``fair``; the gate is :class:`ClusterSimulator`'s).
+    ``scheduler.policy`` or ``policy`` (``fifo`` or ``fair``; the gate is :class:`ClusterSimulator`'s).
+    ``run(..., job_times=True)`` keeps the measured jobs' execution times.
     """
 
-    def __init__(self, desc, laws=None):
+    def __init__(self, desc, laws=None, *, policy: str | None = None):
         self.desc = desc
         queues = queues_of(desc)
+        if policy is not None:          # a one-class description run under another scheduler.policy
+            queues = tuple(replace(q, policy=policy) for q in queues)
         C = desc.cluster.containers
         self.containers = C
         self.queue_names = [q.name for q in queues]
@@ -155,10 +166,10 @@ class QueueSimulator:
             _set_fair_steps([jc for jc in self.classes if jc.queue == q])
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
-            deadline: float | None = None) -> QueueReplication:
+            deadline: float | None = None, job_times: bool = False) -> QueueReplication:
         """Simulate until ``warmup + length`` jobs (of any class) ended; measure over the last ``length``.
 
-        ``seed``, ``max_events`` and ``deadline`` as in :meth:`ClusterSimulator.run`.
+        ``seed``, ``max_events``, ``deadline`` and ``job_times`` as in :meth:`ClusterSimulator.run`.
         """
         if length < 1:
             raise ModelError("length must be at least one job")
@@ -203,6 +214,7 @@ class QueueSimulator:
         stop = warmup + length
         window_start = 0.0 if warmup == 0 else -1.0
         response_sum = busy_area = jobs_area = 0.0
+        record = [] if job_times else None
         class_completions = [0] * len(classes)
         class_responses = [0.0] * len(classes)
         queue_areas = [0.0] * n_queues
@@ -254,6 +266,8 @@ class QueueSimulator:
                                 response_sum += t - job.submitted
                                 class_completions[job.cls] += 1
                                 class_responses[job.cls] += t - job.submitted
+                                if record is not None:
+                                    record.append(t - job.submitted)
                             elif ended == warmup:
                                 window_start = t
                                 busy_area = jobs_area = 0.0
@@ -315,4 +329,5 @@ class QueueSimulator:
             events=events, seconds=time.perf_counter() - started,
             class_completions=tuple(class_completions), class_response_sums=tuple(class_responses),
             queue_busy_areas=tuple(queue_areas), queue_peaks=tuple(peaks),
+            job_times=np.array(record, dtype=float) if job_times else None,
         )
