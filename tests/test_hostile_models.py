@@ -9,6 +9,7 @@ process per case; the hypothesis part calls :func:`spn.cli.main` in this process
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -232,6 +233,20 @@ def test_a_description_of_3000_phases_is_solved(tmp_path):
     done = run_spn("solve", write(tmp_path / "long.yaml", data), "--json", "--max-seconds", "240", timeout=300)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert '"tangible_states": 3001' in done.stdout.decode()
+
+
+@pytest.mark.slow   # exploration stops at its share of the budget, then a simulation of 3,000-task jobs
+def test_several_users_of_a_3000_phase_job_are_answered_within_the_budget(tmp_path):
+    data = description(phases=[{"name": f"p{i}", "tasks": 1, "task_time": 1.0} for i in range(3000)],
+                       workload={"users": 3, "think_time": 10.0})
+    del data["edges"]
+    done = run_spn("solve", write(tmp_path / "long.yaml", data), "--json", "--max-seconds", "30", timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    result = json.loads(done.stdout)
+    # the gate admits one job at a time and two users always wait: the cluster never idles, X = 1/3000,
+    # and R = N/X - Z = 8990 s (to the simulation's interval, and a per mille of start-up bias)
+    assert result["method"] == "simulation"
+    assert 0.999 * result["ci_low"] <= 8990 <= 1.001 * result["ci_high"]
 
 
 def test_too_many_phases_are_refused_at_once(tmp_path):

@@ -281,8 +281,8 @@ def test_simulate_description_checks_its_arguments():
         simulate_description(desc, engine="petri")
     with pytest.raises(ModelError, match="seed"):
         simulate_description(desc, seed=-3)
-    with pytest.raises(ModelError, match="cluster engine only"):
-        simulate_description(desc, pool_finished_tasks=True)
+    with pytest.raises(ModelError, match="job-level engines"):
+        simulate_description(desc, engine="net", pool_finished_tasks=True)
 
 
 # --------------------------------------------------------------------------- seeds

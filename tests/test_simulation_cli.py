@@ -115,7 +115,7 @@ def test_the_cluster_engine_can_take_the_nets_task_pooling(capsys):
                          "--seed", "2", *QUICK)
     assert code == 0 and json.loads(out)["pool_finished_tasks"] is True
     code, out, err = run(capsys, "simulate", EXAMPLE, "--pool-finished-tasks")
-    assert code == 2 and "cluster engine only" in err
+    assert code == 2 and "job-level engines" in err
 
 
 def test_precision_not_reached_is_a_loud_warning_not_an_error(capsys):

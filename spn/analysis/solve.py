@@ -212,27 +212,25 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
                        started: float | None = None, job_times: bool = False) -> SimulatedSolveReport:
     """The simulation ``spn solve`` runs when it does not solve exactly.
 
-    Engine: ``cluster`` for one user (its jobs never meet, so both engines simulate the same
-    model and the cluster engine is faster) or a policy other than ``gate`` (the cluster
-    engine is the job-identity net's model), else ``net`` (the model the CTMC would solve);
-    the cluster model runs compiled (``compiled``) once this installation has compiled it.
-    Query classes: the queue simulator (the cluster engine; the compiled one has one class).
+    Engine: the job-level cluster engine, run compiled (``compiled``) once this installation
+    has compiled it. Under ``gate`` with several users it pools finished tasks across jobs
+    (``pool_finished_tasks``): that is the net's model (the model the CTMC would solve) at the
+    cost of a job's events, where the net simulator re-checks activities per firing and slows
+    down with the size of the net. One user: jobs never
+    meet, so pooling changes nothing. Query classes: the queue simulator.
     One user: each job starts on an empty cluster, so no warm-up is needed and replications
     of 10 jobs suffice; several users: the run length of ``spn simulate``. A pilot of 20
     replications, then Stein's rule to the 95 % interval of relative half-width
     ``rel_precision`` (:mod:`spn.simulation.statistics`), up to 100,000 replications or
-    ``max_seconds``. ``job_times``: keep every measured job's execution time (for percentiles); the
-    job-level engine then simulates, the net pooling jobs under ``gate``.
+    ``max_seconds``. ``job_times``: keep every measured job's execution time (for percentiles).
     """
     from spn.simulation.runner import simulate_description
 
     started = time.perf_counter() if started is None else started
     one_user = not desc.classes and desc.workload.users == 1
-    engine = "cluster" if one_user or job_times or desc.scheduler.policy not in NET_POLICIES else "net"
-    # the net pools finished tasks across jobs under gate: the job-level engine that keeps each job's
-    # times does the same (pool_finished_tasks), so that its jobs are the net's
-    pooled = job_times and not one_user and not desc.classes and desc.scheduler.policy in NET_POLICIES
-    if engine == "cluster" and not desc.classes and not pooled:   # compiled once this installation has it (built in the background)
+    engine = "cluster"
+    pooled = not one_user and not desc.classes and desc.scheduler.policy in NET_POLICIES
+    if not desc.classes:      # compiled once this installation has it (built in the background)
         from spn.simulation.cluster_compiled import compiled_cluster_ready
 
         if compiled_cluster_ready():
@@ -245,7 +243,7 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
     sim = simulate_description(desc, engine=engine, seed=seed, replications=20, confidence=0.95,
                                rel_precision=rel_precision, max_replications=100_000, max_seconds=max_seconds,
                                progress=progress, **run_length,
-                               **({"job_times": True, "pool_finished_tasks": pooled} if job_times else {}))
+                               pool_finished_tasks=pooled, **({"job_times": True} if job_times else {}))
     return SimulatedSolveReport(model=desc.name, users=sum(c.workload.users for c in job_classes(desc)),
                                 think_time=None if desc.classes else desc.workload.think_time,
                                 containers=desc.cluster.containers, simulation=sim, reason=reason,

@@ -114,12 +114,19 @@ def _critical_path(desc) -> float:
     return max(ends.values())
 
 
+#: past this many phases the notice takes the critical path rather than the job-alone law (seconds of convolutions)
+ALONE_PHASES = 200
+
+
 def _alone(desc) -> float:
-    """The job-alone mean time (order statistics), or the critical path where that method does not apply."""
+    """The job-alone mean time (order statistics), or the critical path where that method does not apply
+    or would take long (more than ``ALONE_PHASES`` phases)."""
     from spn.analysis.alone import job_alone
     from spn.description.model import Workload
     from spn.exceptions import SpnError
 
+    if len(desc.phases) > ALONE_PHASES:
+        return _critical_path(desc)
     try:
         return job_alone(dataclasses.replace(desc, workload=Workload(1, desc.workload.think_time))).mean
     except SpnError:        # a law other than Erlang, or phases that can run together contending

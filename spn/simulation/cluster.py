@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from bisect import insort
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -217,10 +218,13 @@ class ClusterSimulator:
             seq += 1
         queue = deque()               # submitted jobs not started
         waiting = [deque() for _ in range(n_phases)]   # jobs with waiting tasks, per phase
+        active = []                   # the phases whose ``waiting`` is not empty, in phase order
 
         def start_phase(job, s):
             """Phase s of ``job`` starts: all its tasks wait for containers."""
             job.unfinished[s] = job.waiting[s] = tasks[s]
+            if not waiting[s]:
+                insort(active, s)
             waiting[s].append(job)
             if pooled:
                 running[s].append(job)
@@ -301,9 +305,9 @@ class ClusterSimulator:
                         start_phase(job, s)
                 if free == 0:
                     break
-                cands = [k for k in range(n_phases) if waiting[k]]
-                if not cands:
+                if not active:
                     break
+                cands = active
                 if len(cands) > 1:
                     if not uniform_priority:
                         top = max(priority[k] for k in cands)
@@ -315,6 +319,8 @@ class ClusterSimulator:
                 job.waiting[k] -= 1
                 if job.waiting[k] == 0:
                     waiting[k].popleft()
+                    if not waiting[k]:
+                        active.remove(k)
                     if k == gate:
                         gate_free = True
                 free -= 1

@@ -112,20 +112,15 @@ def memory_needed(*, users: int, phases: int, containers: int, tasks: int, sampl
 class CompiledClusterSimulator:
     """:class:`ClusterSimulator` for one class of jobs, run by a compiled loop.
 
-    ``laws`` (``{phase name: Distribution}``) and ``policy`` as for
-    :class:`ClusterSimulator`, which checks them. ``pool_finished_tasks=True`` is a
-    :class:`ModelError`: use :class:`ClusterSimulator`.
+    ``laws`` (``{phase name: Distribution}``), ``policy`` and ``pool_finished_tasks`` as for
+    :class:`ClusterSimulator`, which checks them.
     """
 
     def __init__(self, desc, laws=None, *, policy: str | None = None, pool_finished_tasks: bool = False):
-        if pool_finished_tasks:
-            raise ModelError("the compiled cluster simulator keeps every job's tasks apart; "
-                             "pool_finished_tasks needs the Python engine (ClusterSimulator)",
-                             option="pool_finished_tasks")
-        plain = ClusterSimulator(desc, laws, policy=policy)    # checks, and the tables to copy
+        plain = ClusterSimulator(desc, laws, policy=policy, pool_finished_tasks=pool_finished_tasks)  # checks
         self.desc = desc
         self.policy = plain.policy
-        self.pool_finished_tasks = False
+        self.pool_finished_tasks = plain.pool_finished_tasks
         self.users, self.containers, self.think_time = plain.users, plain.containers, plain.think_time
         P = len(plain.tasks)
         kind, a, b, ptr, emp = law_table(plain.laws)
@@ -141,7 +136,7 @@ class CompiledClusterSimulator:
             np.array([s for row in plain.succ for s in row], np.int64), np.array(plain.sources, np.int64),
             np.array(plain.priority, float), kind, a, b, ptr, emp)
         self._config = [self.users, self.containers, P, plain.gate, len(plain.sinks), _POLICY[self.policy],
-                        int(len(set(plain.priority)) == 1)]
+                        int(len(set(plain.priority)) == 1), int(self.pool_finished_tasks)]
         self._pending = self.users + min(self.containers, self.users * sum(plain.tasks))
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
@@ -213,10 +208,14 @@ class CompiledClusterSimulator:
         jobs = (np.zeros(N), np.zeros(N, np.int64), np.zeros((N, P), np.int32), np.zeros((N, P), np.int32),
                 np.zeros((N, P), np.int32), np.zeros(N, np.int32), np.zeros(N, np.int64),
                 np.zeros((n_job, P), np.int32), np.zeros(n_job, np.int32))
-        # gate: the queue at the gate, and per phase a ring of the jobs with waiting tasks
+        # gate: the queue at the gate, per phase a ring of the jobs with waiting tasks, the phases with
+        # such jobs; pooling
+        # finished tasks, per phase their count and a ring of the jobs running it
         n_gate, p_gate = (N, P) if gate else (0, 0)
+        n_pool, p_pool = (N, P) if self.pool_finished_tasks else (0, 0)
         queues = (np.zeros(n_gate, np.int64), np.zeros((p_gate, n_gate), np.int64), np.zeros(p_gate, np.int64),
-                  np.zeros(p_gate, np.int64))
+                  np.zeros(p_gate, np.int64), np.zeros(p_gate, np.int64), np.zeros(p_pool, np.int64), np.zeros((p_pool, n_pool), np.int64),
+                  np.zeros(p_pool, np.int64), np.zeros(p_pool, np.int64))
         # fifo, fair: the heap of jobs with waiting tasks, and each job's place in it (-1: none)
         ready = (np.zeros(n_job, np.int64), np.full(n_job, -1, np.int64))
         cands = np.zeros(P, np.int64)
@@ -245,3 +244,5 @@ def warm() -> None:
                                   "phases": [{"name": "a", "tasks": 2, "task_time": 1.0},
                                              {"name": "b", "tasks": 1, "task_time": 1.0, "priority": 1}]})
         CompiledClusterSimulator(desc).run(0, warmup=0, length=5)
+        if policy == "gate":
+            CompiledClusterSimulator(desc, pool_finished_tasks=True).run(0, warmup=0, length=5)

@@ -1,14 +1,16 @@
 """The compiled event loop of :class:`~spn.simulation.cluster_compiled.CompiledClusterSimulator` (Numba).
 
 It is :meth:`spn.simulation.cluster.ClusterSimulator.run` (policies ``gate``, ``fifo``,
-``fair``; not ``pool_finished_tasks``) rewritten on arrays, so that Numba compiles it:
+``fair``, and ``pool_finished_tasks`` under ``gate``) rewritten on arrays, so that Numba compiles it:
 
 - a job is its user's index ``u`` (a closed population: each user has at most one job in
   the system), and its per-phase counts are row ``u`` of ``(N, P)`` arrays;
 - the pending events (think ends, task ends) are a binary heap ordered by (time, push
   number), as the Python engine's ``heapq`` of tuples;
 - ``gate``: the queue at the gate and each phase's jobs with waiting tasks (in the order
-  they started the phase) are ring buffers of N slots (``queues``);
+  they started the phase) are ring buffers of N slots (``queues``), and the phases that have
+  such jobs a sorted list (``active``: a net of thousands of phases has few); pooling finished tasks,
+  so are each phase's jobs running it, and a count of its finished tasks;
 - ``fifo``/``fair``: the jobs with waiting tasks are an indexed binary heap keyed by
   (running tasks if ``fair`` else 0, submission number); a job's key is moved in place
   when it changes, which picks the same job as the Python engine's heap of versioned
@@ -40,15 +42,15 @@ EXPONENTIAL, ERLANG, DETERMINISTIC, UNIFORM, LOGNORMAL, EMPIRICAL = range(6)
 #: answers of :func:`advance`
 MORE, DONE, EVENT_LIMIT, DEAD = range(4)
 #: slots of the integer state
-EVENTS, ENDED, SEQ, FREE, IN_SYSTEM, GATE_FREE, SUBMITTED, HEAP_LEN, READY_LEN, QUEUE_HEAD, QUEUE_LEN, SETTLE = \
-    range(12)
-N_INT_STATE = 12
+EVENTS, ENDED, SEQ, FREE, IN_SYSTEM, GATE_FREE, SUBMITTED, HEAP_LEN, READY_LEN, QUEUE_HEAD, QUEUE_LEN, SETTLE, \
+    ACTIVE_LEN = range(13)
+N_INT_STATE = 13
 #: slots of the float state
 T, LAST, WINDOW_START, RESPONSE_SUM, BUSY_AREA, JOBS_AREA = range(6)
 N_FLOAT_STATE = 6
 #: slots of the configuration
-USERS, CONTAINERS, PHASES, GATE_PHASE, SINKS, POLICY, UNIFORM_PRIORITY, WARMUP, STOP = range(9)
-N_CONFIG = 9
+USERS, CONTAINERS, PHASES, GATE_PHASE, SINKS, POLICY, UNIFORM_PRIORITY, POOLED, WARMUP, STOP = range(10)
+N_CONFIG = 10
 
 
 def _compiled(function):
@@ -95,6 +97,26 @@ def pick(rng, cands, n, priority, uniform_priority):
     if n == 1:
         return cands[0]
     return cands[min(int(rng.random() * n), n - 1)]
+
+
+@_inlined
+def active_insert(active, n, s):
+    """Put phase ``s`` into the sorted ``active[:n]``."""
+    i = n
+    while i > 0 and active[i - 1] > s:
+        active[i] = active[i - 1]
+        i -= 1
+    active[i] = s
+
+
+@_inlined
+def active_remove(active, n, k):
+    """Take phase ``k`` out of the sorted ``active[:n]``."""
+    i = 0
+    while active[i] != k:
+        i += 1
+    for j in range(i, n - 1):
+        active[j] = active[j + 1]
 
 
 # --------------------------------------------------------------------------- the event heap
@@ -174,11 +196,12 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
     # the tuples are unpacked once: unpacking in the loop would count references at every event
     tasks, n_preds, succ_ptr, succ, sources, priority, kind, law_a, law_b, emp_ptr, emp = tables
     submitted, jseq, preds_left, unfinished, waiting, sinks_left, running, phases, n_phases = jobs
-    queue, wq, wq_head, wq_len = queues
+    queue, wq, wq_head, wq_len, active, finished, rq, rq_head, rq_len = queues
     ready, pos = ready_heap
     ev_t, ev_seq, ev_u, ev_ph = heap
     N, C, P, gate, policy = cfg[USERS], cfg[CONTAINERS], cfg[PHASES], cfg[GATE_PHASE], cfg[POLICY]
     uniform_priority, warmup, stop = cfg[UNIFORM_PRIORITY] != 0, cfg[WARMUP], cfg[STOP]
+    pooled = cfg[POOLED] != 0
     fair = policy == FAIR
     work = 0
     while True:
@@ -193,17 +216,21 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                         si[GATE_FREE] = 0
                         for s in sources:
                             unfinished[u, s] = waiting[u, s] = tasks[s]
+                            if wq_len[s] == 0:
+                                active_insert(active, si[ACTIVE_LEN], s)
+                                si[ACTIVE_LEN] += 1
                             wq[s, (wq_head[s] + wq_len[s]) % N] = u
                             wq_len[s] += 1
+                            if pooled:
+                                rq[s, (rq_head[s] + rq_len[s]) % N] = u
+                                rq_len[s] += 1
                     if si[FREE] == 0:
                         break
-                    n = 0
-                    for k in range(P):
-                        if wq_len[k]:
-                            cands[n] = k
-                            n += 1
+                    n = si[ACTIVE_LEN]
                     if n == 0:
                         break
+                    for i in range(n):
+                        cands[i] = active[i]
                     if work >= budget:                  # resumed here by the next call
                         return MORE
                     k = pick(rng, cands, n, priority, uniform_priority)
@@ -211,6 +238,9 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                     if waiting[u, k] == 1:
                         wq_head[k] = (wq_head[k] + 1) % N
                         wq_len[k] -= 1
+                        if wq_len[k] == 0:
+                            active_remove(active, si[ACTIVE_LEN], k)
+                            si[ACTIVE_LEN] -= 1
                         if k == gate:
                             si[GATE_FREE] = 1
                 else:
@@ -283,9 +313,19 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
         else:                                           # a task of job u ends
             si[FREE] += 1
             running[u] -= 1
-            unfinished[u, ph] -= 1
+            if pooled:                                  # T finished tasks of the phase, of any job:
+                finished[ph] += 1                       # the oldest job running it ends it
+                ends = finished[ph] == tasks[ph]
+                if ends:
+                    finished[ph] = 0
+                    u = rq[ph, rq_head[ph]]
+                    rq_head[ph] = (rq_head[ph] + 1) % N
+                    rq_len[ph] -= 1
+            else:
+                unfinished[u, ph] -= 1
+                ends = unfinished[u, ph] == 0
             lo = hi = 0
-            if unfinished[u, ph] == 0:                  # the phase ends
+            if ends:                                    # the phase ends
                 lo, hi = succ_ptr[ph], succ_ptr[ph + 1]
                 if lo == hi:
                     sinks_left[u] -= 1
@@ -317,8 +357,14 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                     continue
             unfinished[u, s] = waiting[u, s] = tasks[s]
             if policy == GATE:
+                if wq_len[s] == 0:
+                    active_insert(active, si[ACTIVE_LEN], s)
+                    si[ACTIVE_LEN] += 1
                 wq[s, (wq_head[s] + wq_len[s]) % N] = u
                 wq_len[s] += 1
+                if pooled:
+                    rq[s, (rq_head[s] + rq_len[s]) % N] = u
+                    rq_len[s] += 1
             else:
                 phases[u, n_phases[u]] = s
                 n_phases[u] += 1

@@ -280,7 +280,7 @@ def _cluster_runner(desc, pool_finished_tasks=False, compiled=False, job_times=N
             raise ModelError("the compiled engine simulates one class of jobs; use --engine cluster")
         from spn.simulation.cluster_compiled import CompiledClusterSimulator
 
-        sim = CompiledClusterSimulator(desc)
+        sim = CompiledClusterSimulator(desc, pool_finished_tasks=pool_finished_tasks)
     elif desc.classes:
         if job_times is not None:
             raise ModelError("job_times: execution-time percentiles are kept for one class of jobs; with "
@@ -406,8 +406,9 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     max_replications = max(int(max_replications), int(replications))
 
     ss = seed_sequence(seed)
-    if pool_finished_tasks and engine != "cluster":
-        raise ModelError("pool_finished_tasks applies to the cluster engine only")
+    if pool_finished_tasks and engine == "net":
+        raise ModelError("pool_finished_tasks applies to the job-level engines (cluster, compiled): "
+                         "the net pools finished tasks already")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     times = [] if job_times else None
