@@ -181,7 +181,8 @@ def add_price(parser) -> None:
     parser.add_argument("--price", action="append", default=[], metavar="PER_HOUR|TYPE=PER_HOUR",
                         help="the price of an executor-hour (e.g. 0.05), or of an instance-hour by type, as on a "
                              "cloud bill (e.g. m5.xlarge=0.192; repeatable: a price list, --instance-type picks)")
-    parser.add_argument("--instance-type", metavar="TYPE", help="the instance type of the price list the executors run on")
+    parser.add_argument("--instance-type", metavar="TYPE",
+                        help="the instance type of the price list the executors run on")
     parser.add_argument("--executors-per-instance", type=positive_int, default=1, metavar="K",
                         help="executors one priced instance holds (default: 1): an executor-hour costs the "
                              "instance's price / K")
