@@ -176,6 +176,21 @@ def add_seed(parser) -> None:
                         help="random seed (an integer >= 0); the same seed repeats the run exactly")
 
 
+def add_plot(parser, what: str) -> None:
+    """--plot FILE (and --force to replace it): :func:`check_plot` checks it before any work."""
+    parser.add_argument("--plot", metavar="FILE",
+                        help=f"draw {what} (.png, .svg, .pdf or .jpg; an existing file is replaced only with --force)")
+    parser.add_argument("--force", action="store_true", help="replace --plot if it exists")
+
+
+def check_plot(args) -> None:
+    """Refuse a --plot file that cannot be written, before any work."""
+    if getattr(args, "plot", None):
+        from spn.studies.plot import check_plot_target
+
+        check_plot_target(args.plot, force=args.force)
+
+
 def add_price(parser) -> None:
     """--price, --instance-type, --executors-per-instance and --currency: what :func:`price` reads."""
     parser.add_argument("--price", action="append", default=[], metavar="PER_HOUR|TYPE=PER_HOUR",

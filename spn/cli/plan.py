@@ -47,6 +47,8 @@ def register(commands) -> None:
                            "(executors x mean execution time) and in money with --price, every value above the "
                            "smallest solved")
     _args.add_price(plan)
+    _args.add_plot(plan, "every solved value's metrics against the varied parameter, the targets' bounds and the "
+                   "answer")
     _args.add_solver_options(plan, tol_help="solver tolerance",
                              max_states_help="past N tangible states a value is estimated as spn solve would "
                                              "(default: %(default)s)")
@@ -123,7 +125,10 @@ def run_plan(args) -> int:
 
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
     if is_queue_share(args.vary):
+        if args.plot:
+            raise SpnError("--plot draws a plan over one parameter; a queue-share plan prints its probes")
         return _plan_queue_share(args, targets)
+    _args.check_plot(args)
     _args.parse_option("--vary", vary_values, args.vary)
     from spn.studies.cost import COSTED_PATHS
 
@@ -134,12 +139,18 @@ def run_plan(args) -> int:
     result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
                   exhaustive=args.exhaustive, minimize=args.minimize, price=price, **_args.solver_options(args),
                   **simulation)
+    if args.plot:
+        from spn.studies.plot import plot_plan
+
+        plot_plan(result, args.plot, force=args.force)
     if args.json:
         _args.print_json(result.as_dict())
     else:
         print(format_plan(result))
         if result.resource is not None:
             print(format_cost(result))
+        if args.plot:
+            print(f"plot: {args.plot}")
     return 0
 
 

@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from spn.exceptions import LogFormatError, ModelError
+from spn.exceptions import LogFormatError, ModelError, SpnError
 
 __all__ = ["build_report", "default_executors", "FORMAT", "USERS", "MAX_SECONDS", "REL_PRECISION"]
 
@@ -147,7 +147,7 @@ class _Budget:
         self.deadline = time.perf_counter() + max_seconds
         self.max_seconds, self.points, self.method, self.progress = max_seconds, points, method, progress
         self.overrun = None         # the first point that took more than its share with an unbounded method
-        self.simulated, self.left_out, self.notes = [], [], []
+        self.simulated, self.left_out, self.failed, self.notes = [], [], [], []
 
     def next(self, name: str) -> tuple[str, float] | None:
         """The method and the seconds for point ``name``, or None when nothing is left (it is left out)."""
@@ -167,6 +167,11 @@ class _Budget:
         if self.overrun is None and seconds > share and not method.startswith("simulation"):
             self.overrun = (name, seconds, share)
 
+    def failed_at(self, name: str, error) -> None:
+        """Point ``name`` got no answer within its share (``error`` says why): it is left out, the others go on."""
+        _say(self.progress, f"report: {name}: no answer ({error})")
+        self.failed.append(f"{name} ({' '.join(str(error).split())})")
+
     def close(self, what: str) -> None:
         """Notes on the points of ``what`` that the budget changed."""
         if self.simulated:
@@ -176,7 +181,10 @@ class _Budget:
         if self.left_out:
             self.notes.append(f"{what}: {', '.join(self.left_out)} left out: the report's {self.max_seconds:g} s "
                               "(--max-seconds) had run out")
-        self.simulated, self.left_out = [], []
+        if self.failed:
+            self.notes.append(f"{what}: left out, no answer within the point's share of --max-seconds: "
+                              + "; ".join(self.failed))
+        self.simulated, self.left_out, self.failed = [], [], []
 
 
 def _what_if_curve(logs, values, app, pilots, budget: _Budget, *, level, seed, rel_precision) -> dict:
@@ -198,8 +206,12 @@ def _what_if_curve(logs, values, app, pilots, budget: _Budget, *, level, seed, r
             continue
         method, share = asked
         t0 = time.perf_counter()
-        (row,) = predict(logs, (EXECUTORS, [value]), users=1, seed=seed, rel_precision=rel_precision,
-                         max_seconds=share, level=level, method=method, errors=errors)
+        try:
+            (row,) = predict(logs, (EXECUTORS, [value]), users=1, seed=seed, rel_precision=rel_precision,
+                             max_seconds=share, level=level, method=method, errors=errors)
+        except SpnError as error:       # the point's share ran out (a method refused more time): go on
+            budget.failed_at(f"{value} executors", error)
+            continue
         budget.took(f"{value} executors", time.perf_counter() - t0, share, row.method)
         out = row.as_dict()
         out.update(executors=value, spread=None if row.spread is None else list(row.spread),
@@ -230,9 +242,12 @@ def _users_curve(pilot_logs, model: dict, users, think, budget: _Budget, *, seed
             continue
         method, share = asked
         t0 = time.perf_counter()
-        result = evaluate(model, [f"workload.users={n}"],
-                          question=Question(percentiles=(95.0,)), method=method,
-                          budget=Budget(seed=seed, rel_precision=rel_precision, max_seconds=share))
+        try:
+            result = evaluate(model, [f"workload.users={n}"], question=Question(percentiles=(95.0,)), method=method,
+                              budget=Budget(seed=seed, rel_precision=rel_precision, max_seconds=share))
+        except SpnError as error:
+            budget.failed_at(f"{n} user(s)", error)
+            continue
         budget.took(f"{n} user(s)", time.perf_counter() - t0, share, result.method)
         low, high = result.interval
         rows.append({"users": n, "mean_execution_time": result.mean_execution_time, "ci_low": low, "ci_high": high,

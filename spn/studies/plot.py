@@ -255,3 +255,94 @@ def _is_number(text) -> bool:
 
 def _sort_key(value):
     return (0, float(value), "") if _is_number(value) else (1, 0.0, str(value))
+
+
+# --------------------------------------------------------------------------- --plot of the commands
+def plot_predictions(rows, measured, path, *, force: bool = False) -> str:
+    """``spn predict --plot``: the predicted mean against the varied value, its prediction interval as a band,
+    and the ``measured`` ``(value, seconds)`` of the logs."""
+    key = rows[0].key
+    band = all(row.prediction is not None for row in rows)
+    curves = [{"label": "predicted mean", "x": [r.value for r in rows], "y": [r.mean_s for r in rows],
+               "low": [r.prediction.low for r in rows] if band else None,
+               "high": [r.prediction.high for r in rows] if band else None,
+               "band_label": f"{100 * rows[0].prediction.level:g} % run interval" if band else None}]
+    if measured:
+        curves.append({"label": "measured runs", "x": [x for x, _ in measured], "y": [y for _, y in measured],
+                       "style": "points"})
+    return save_figure(curves_figure(curves, xlabel=key, title="predicted execution time of one run"), path,
+                       force=force)
+
+
+def plot_plan(result, path, *, force: bool = False) -> str:
+    """``spn plan --plot``: every solved value's metrics (an estimated one with its interval as a band), the
+    targets' bounds, and the answer."""
+    metrics = list(dict.fromkeys(["mean", *(t.metric for t in result.targets)]))
+    xs = [p.value for p in result.points]
+    curves = []
+    for metric in metrics:
+        ranged = any(f"{metric}_ci_low" in p.metrics for p in result.points)
+        curves.append({"label": metric, "x": xs, "y": [p.metrics[metric] for p in result.points],
+                       "style": "line" if metric == "mean" else "dashed",
+                       "low": [p.metrics.get(f"{metric}_ci_low", p.metrics[metric]) for p in result.points]
+                       if ranged else None,
+                       "high": [p.metrics.get(f"{metric}_ci_high", p.metrics[metric]) for p in result.points]
+                       if ranged else None, "band_label": "method's interval" if ranged else None})
+    answer = result.point(result.answer) if result.answer is not None else None
+    first = result.targets[0]
+    if answer is not None:
+        curves.append({"label": f"answer: {result.answer}", "x": [answer.value], "y": [answer.metrics[first.metric]],
+                       "style": "points", "color": "crimson"})
+    return save_figure(curves_figure(curves, xlabel=result.path, bound=first.bound, bound_label=str(first),
+                                     title="plan: every value solved"), path, force=force)
+
+
+def plot_baseline(report, path, *, force: bool = False) -> str:
+    """``spn baseline --plot``: each method's prediction against the cores (or the input size, when the cores
+    are one), and the reference runs measured at that input size."""
+    targets = list(report.targets)
+    by_cores = len({t.input_bytes for t in targets}) == 1 or len({t.cores for t in targets}) > 1
+    x_of = (lambda t: t.cores) if by_cores else (lambda t: t.input_bytes / 1e9)
+    methods = list(dict.fromkeys(m for t in targets for m in report.predictions.get(t, {})))
+    curves = []
+    for size in sorted({t.input_bytes for t in targets}) if by_cores else [None]:
+        chosen = sorted((t for t in targets if size is None or t.input_bytes == size), key=x_of)
+        suffix = f" ({size / 1e9:.3g} GB)" if by_cores and len({t.input_bytes for t in targets}) > 1 else ""
+        for method in methods:
+            points = [(x_of(t), report.predictions[t][method].seconds) for t in chosen
+                      if method in report.predictions.get(t, {}) and report.predictions[t][method].seconds is not None]
+            if points:
+                curves.append({"label": method + suffix, "x": [x for x, _ in points], "y": [y for _, y in points],
+                               "style": "line" if method.startswith("SAN") else "dashed"})
+    sizes = {t.input_bytes for t in targets}
+    runs = [r for r in report.references if not by_cores or r.input_bytes in sizes]
+    if runs:
+        curves.append({"label": "measured runs", "x": [r.cores if by_cores else r.input_bytes / 1e9 for r in runs],
+                       "y": [r.seconds for r in runs], "style": "points"})
+    return save_figure(curves_figure(curves, xlabel="cores" if by_cores else "input (GB)",
+                                     title="baselines: predicted execution time"), path, force=force)
+
+
+def plot_backtest(result, path, *, force: bool = False) -> str:
+    """``spn backtest --plot``: each pilot's predictions against the target's executors, their prediction
+    intervals as a band, and every measured run."""
+    def executors(label: str) -> float:
+        return float(label.split(" x ")[0])
+
+    curves = []
+    for pilot in dict.fromkeys(row.pilot for row in result.rows):
+        seen = {}
+        for row in result.rows:
+            if row.pilot == pilot:
+                seen.setdefault(row.target, row)
+        rows = sorted(seen.values(), key=lambda r: executors(r.target))
+        band = all(r.interval is not None for r in rows)
+        curves.append({"label": f"from {pilot}", "x": [executors(r.target) for r in rows],
+                       "y": [r.predicted for r in rows], "low": [r.interval[0] for r in rows] if band else None,
+                       "high": [r.interval[1] for r in rows] if band else None,
+                       "band_label": f"{100 * result.level:g} % prediction interval" if band else None})
+    measured = {(row.log, row.target): row.measured for row in result.rows}
+    curves.append({"label": "measured runs", "x": [executors(t) for _, t in measured], "y": list(measured.values()),
+                   "style": "points"})
+    return save_figure(curves_figure(curves, xlabel="executors (target)", title="backtest: predicted and measured"),
+                       path, force=force)
