@@ -39,6 +39,7 @@ LAYERS = (
     ("spn.analysis",),
     ("spn.pipeline",),
     ("spn.studies",),           # questions over many configurations (plan, sweep, predict, compare, backtest)
+    ("spn.report",),            # a run's logs as a page: asks spn.studies and spn.pipeline its questions
     ("spn.cli",),
 )
 

@@ -9,6 +9,7 @@
     spn baseline LOG [LOG...] [--predict cores=4,8] [--scale 2 | --predict input-size=10GB] [--json]
     spn predict LOG [LOG...] --vary KEY=A..B [--what-if KEY=VALUE]... [--level L] [--json]
     spn backtest LOG [LOG...] [--pilot smallest|others] [--level L] [--json]
+    spn report LOG [LOG...] -o report.html [--json FILE] [--target 'p95<=600'] [--price 0.05] [--max-seconds T]
     spn plan MODEL --vary PATH=LO..HI --target 'mean<=120' [--target 'p95<=150'] [--largest] [--json]
     spn sweep MODEL --grid PATH=V1,V2,... [--grid ...] --out CSV [--resume|--force] [--workers N]
               [--scheduler tcp://HOST:PORT] [--percentiles 50,90] [--plot PNG]
@@ -24,7 +25,7 @@ Files are written by the rule of :mod:`spn.io.output`: an existing file is
 replaced only with ``--force``, and only by a complete one.
 
 One module per group of commands (``solve``, ``simulate``, ``net``, ``plan``,
-``fit``, ``predict``), each with ``register(commands)``; shared options in ``_args``, tables
+``fit``, ``predict``, ``report``), each with ``register(commands)``; shared options in ``_args``, tables
 in ``format``. Nothing heavy is imported until a command runs.
 
 >>> main(["solve", "models/mapreduce.yaml", "--json"])  # doctest: +SKIP
@@ -37,7 +38,7 @@ import argparse
 import os
 import sys
 
-from spn.cli import fit, net, plan, predict, simulate, solve
+from spn.cli import fit, net, plan, predict, report, simulate, solve
 from spn.cli._args import one_line
 from spn.cli.format import format_report
 from spn.exceptions import SpnError
@@ -45,7 +46,7 @@ from spn.exceptions import SpnError
 __all__ = ["format_report", "main"]
 
 #: the command modules, in the order of ``spn --help``
-_COMMANDS = (solve, simulate, net, plan, fit, predict)
+_COMMANDS = (solve, simulate, net, plan, fit, predict, report)
 
 
 def main(argv=None) -> int:

@@ -176,9 +176,47 @@ def add_seed(parser) -> None:
                         help="random seed (an integer >= 0); the same seed repeats the run exactly")
 
 
+def add_plot(parser, what: str) -> None:
+    """--plot FILE (and --force to replace it): :func:`check_plot` checks it before any work."""
+    parser.add_argument("--plot", metavar="FILE",
+                        help=f"draw {what} (.png, .svg, .pdf or .jpg; an existing file is replaced only with --force)")
+    parser.add_argument("--force", action="store_true", help="replace --plot if it exists")
+
+
+def check_plot(args) -> None:
+    """Refuse a --plot file that cannot be written, before any work."""
+    if getattr(args, "plot", None):
+        from spn.studies.plot import check_plot_target
+
+        check_plot_target(args.plot, force=args.force)
+
+
+def add_price(parser) -> None:
+    """--price, --instance-type, --executors-per-instance and --currency: what :func:`price` reads."""
+    parser.add_argument("--price", action="append", default=[], metavar="PER_HOUR|TYPE=PER_HOUR",
+                        help="the price of an executor-hour (e.g. 0.05), or of an instance-hour by type, as on a "
+                             "cloud bill (e.g. m5.xlarge=0.192; repeatable: a price list, --instance-type picks)")
+    parser.add_argument("--instance-type", metavar="TYPE",
+                        help="the instance type of the price list the executors run on")
+    parser.add_argument("--executors-per-instance", type=positive_int, default=1, metavar="K",
+                        help="executors one priced instance holds (default: 1): an executor-hour costs the "
+                             "instance's price / K")
+    parser.add_argument("--currency", default="USD", metavar="NAME", help="the currency of --price (default: USD)")
+
+
 # --------------------------------------------------------------------------
 # What the commands do with them
 # --------------------------------------------------------------------------
+
+
+def price(args, resource: str = "executor"):
+    """The :class:`spn.studies.cost.Price` of --price and its companions (None: no --price); ``resource``
+    names what one price-hour buys (``executor``, ``container``)."""
+    from spn.studies.cost import parse_price
+
+    return parse_price(args.price, instance_type=args.instance_type,
+                       executors_per_instance=args.executors_per_instance, currency=args.currency,
+                       resource=resource)
 
 
 def solver_options(args) -> dict:

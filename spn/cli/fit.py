@@ -163,6 +163,7 @@ def _register_baseline(commands) -> None:
     _add_max_shape(baseline, "cap on the Erlang shapes of the SAN model, as in spn fit")
     _args.add_max_states(baseline, "stop exploring the SAN model past N tangible states (default: %(default)s)")
     _args.add_json(baseline)
+    _args.add_plot(baseline, "each method's prediction against the cores (or the input size) and the measured runs")
     baseline.set_defaults(run=run_baseline)
 
 
@@ -178,6 +179,7 @@ def run_baseline(args) -> int:
         asked[key] = values
     if "scale" in asked and "input-size" in asked:
         raise SpnError("give the target input either as input-size=... or as scale=..., not both")
+    _args.check_plot(args)
     with _args.warnings_as_lines():
         references = [reference_run(path) for path in args.logs]
     largest = max(r.input_bytes for r in references)
@@ -197,10 +199,14 @@ def run_baseline(args) -> int:
     with _args.warnings_as_lines():
         report = compare_logs(args.logs, targets, cores_range=args.cores_range, san=not args.no_san,
                               max_shape=args.max_shape, max_states=args.max_states, references=references)
+    if args.plot:
+        from spn.studies.plot import plot_baseline
+
+        plot_baseline(report, args.plot, force=args.force)
     if args.json:
         _args.print_json(report.as_dict())
     else:
-        print(format_table(report))
+        print(format_table(report) + (f"\nplot: {args.plot}" if args.plot else ""))
     return 0
 
 

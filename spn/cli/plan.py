@@ -41,6 +41,14 @@ def register(commands) -> None:
     plan.add_argument("--probes", type=_args.bounded_int(0, MAX_PROBES), default=3, metavar="K",
                       help="interior values solved before bisecting, to check monotonicity (default: 3)")
     plan.add_argument("--exhaustive", action="store_true", help="solve every value of the range (no bisection)")
+    plan.add_argument("--minimize", choices=("value", "cost"), default="value",
+                      help="value (default): the smallest value meeting the targets; cost (--vary "
+                           "spark.executor.instances or cluster.containers): also the cheapest, in executor-hours "
+                           "(executors x mean execution time) and in money with --price, every value above the "
+                           "smallest solved")
+    _args.add_price(plan)
+    _args.add_plot(plan, "every solved value's metrics against the varied parameter, the targets' bounds and the "
+                   "answer")
     _args.add_solver_options(plan, tol_help="solver tolerance",
                              max_states_help="past N tangible states a value is estimated as spn solve would "
                                              "(default: %(default)s)")
@@ -117,16 +125,55 @@ def run_plan(args) -> int:
 
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
     if is_queue_share(args.vary):
+        if args.plot:
+            raise SpnError("--plot draws a plan over one parameter; a queue-share plan prints its probes")
         return _plan_queue_share(args, targets)
+    _args.check_plot(args)
     _args.parse_option("--vary", vary_values, args.vary)
+    from spn.studies.cost import COSTED_PATHS
+
+    price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
+    if price is not None and args.minimize != "cost":
+        raise SpnError("--price prices the cheapest configuration: give --minimize cost")
     simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
     result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
-                  exhaustive=args.exhaustive, **_args.solver_options(args), **simulation)
+                  exhaustive=args.exhaustive, minimize=args.minimize, price=price, **_args.solver_options(args),
+                  **simulation)
+    if args.plot:
+        from spn.studies.plot import plot_plan
+
+        plot_plan(result, args.plot, force=args.force)
     if args.json:
         _args.print_json(result.as_dict())
     else:
         print(format_plan(result))
+        if result.resource is not None:
+            print(format_cost(result))
+        if args.plot:
+            print(f"plot: {args.plot}")
     return 0
+
+
+def format_cost(result) -> str:
+    """``spn plan --minimize cost``: the smallest and the cheapest value meeting the targets, side by side."""
+    cost = result.cost_dict()
+    unit = f"{cost['resource']}_hours"
+    money = cost["price"] is not None
+    head = ["", result.path, "mean (s)", cost["unit"]] + ([f"cost ({cost['price']['currency']})"] if money else [])
+    table = [head]
+    for name in ("smallest", "cheapest"):
+        row = cost[name]
+        if row is not None:
+            table.append([name, str(row["value"]), f"{row['mean_execution_time']:.6g}", f"{row[unit]:.4g}"]
+                         + ([f"{row['money']:.4g}"] if money else []))
+    if len(table) == 1:
+        return f"no {result.path} meets the targets: nothing to cost"
+    widths = [max(len(r[k]) for r in table) for k in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in table]
+    lines.append(f"{cost['unit']} = {cost['resource']}s x mean execution time / 3600 (the {cost['resource']}s' "
+                 "allocation for the run, driver excluded)" + (f"; price: {cost['price']['how']}" if money else ""))
+    return "\n".join(lines)
 
 
 def _plan_queue_share(args, targets) -> int:

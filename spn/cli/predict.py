@@ -39,6 +39,8 @@ def register(commands) -> None:
     _args.add_json(predict)
     predict.add_argument("--level", type=_args.level, default=0.9, metavar="L",
                          help="level of the prediction interval of one run (default: %(default)s)")
+    _args.add_plot(predict, "the predicted time against the varied value, the run interval as a band and the logs' "
+                   "measured runs as points")
     predict.set_defaults(run=run_predict)
 
     backtest = commands.add_parser(
@@ -57,6 +59,8 @@ def register(commands) -> None:
     backtest.add_argument("--seed", type=_args.non_negative_int, default=1, metavar="S",
                           help="random seed of any simulation (default: %(default)s)")
     _args.add_json(backtest)
+    _args.add_plot(backtest, "each configuration's prediction against its executors, the prediction intervals as "
+                   "bands and the measured runs as points")
     backtest.set_defaults(run=run_backtest)
 
 
@@ -66,10 +70,15 @@ def run_predict(args) -> int:
 
     if args.users > 1 and args.think_time is None:
         raise ModelError("several users need a think time", option="think_time")
+    _args.check_plot(args)
     with _args.warnings_as_lines():
         rows = predict(args.logs, parse_vary(args.vary), args.what_if, users=args.users,
                        think_time=args.think_time, seed=args.seed, rel_precision=args.rel_precision,
                        max_seconds=args.max_seconds, max_states=args.max_states, level=args.level)
+    if args.plot:
+        from spn.studies.plot import plot_predictions
+
+        plot_predictions(rows, _measured(args.logs, rows[0].key), args.plot, force=args.force)
     if args.json:
         _args.print_json({"logs": list(args.logs), "rows": [row.as_dict() for row in rows]})
         return 0
@@ -91,17 +100,37 @@ def run_predict(args) -> int:
     print("rules (last configuration):")
     for rule in rows[-1].rules:
         print(f"  - {rule}")
+    if args.plot:
+        print(f"plot: {args.plot}")
     return 0
+
+
+#: what a log's run says of a varied key: its executors, cores or input size
+_MEASURED = {"spark.executor.instances": "executors", "spark.executor.cores": "cores", "input-size": "input_bytes"}
+
+
+def _measured(logs, key: str) -> list[tuple[float, float]]:
+    """``(value of key, measured seconds)`` of each log (as spn backtest reads them); none for another key."""
+    from spn.studies.backtest import read_run
+
+    if key not in _MEASURED:
+        return []
+    return [(getattr(run, _MEASURED[key]), run.seconds) for run in map(read_run, logs)]
 
 
 def run_backtest(args) -> int:
     from spn.pipeline import Budget
     from spn.studies.backtest import backtest
 
+    _args.check_plot(args)
     with _args.warnings_as_lines():
         result = backtest(args.logs, pilot=args.pilot, level=args.level, budget=Budget(seed=args.seed))
+    if args.plot:
+        from spn.studies.plot import plot_backtest
+
+        plot_backtest(result, args.plot, force=args.force)
     if args.json:
         _args.print_json(result.as_dict())
     else:
-        print(result.summary())
+        print(result.summary() + (f"\nplot: {args.plot}" if args.plot else ""))
     return 0

@@ -40,13 +40,15 @@ from spn.exceptions import ConvergenceError, ModelError, SpnError
 
 __all__ = [
     "Target", "parse_target", "parse_vary", "vary_values", "PlanResult", "find_boundary", "plan", "solve_point",
-    "model_data", "MAX_POINTS", "MAX_PROBES", "MAX_VALUE",
+    "model_data", "solved_point", "MAX_POINTS", "MAX_PROBES", "MAX_VALUE", "MAX_COST_VALUES",
 ]
 
 #: the most configurations one command solves (a sweep's grid, an exhaustive plan)
 MAX_POINTS = 1_000_000
 #: interior values a plan solves before bisecting
 MAX_PROBES = 1_000
+#: the most values above the smallest meeting the targets that a search for the cheapest solves
+MAX_COST_VALUES = 200
 #: the largest magnitude of a --vary or --grid range end: integers stay exact as floats below 2**53
 MAX_VALUE = 10 ** 15
 
@@ -219,6 +221,12 @@ class PlanResult:
     evidence: tuple
     method: str
     seconds: float = 0.0
+    #: ``minimize="cost"``: the cost of every value solved that meets the targets (:mod:`spn.studies.cost`),
+    #: the cheapest value, the price and the priced resource (``executor``, ``container``)
+    costs: tuple = ()
+    cheapest: int | None = None
+    price: object = None
+    resource: str | None = None
 
     def point(self, value) -> PlanPoint | None:
         return next((p for p in self.points if p.value == value), None)
@@ -245,8 +253,12 @@ class PlanResult:
             text += ("; NOT monotone on the solved values, so a "
                      f"{'larger' if self.largest else 'smaller'} value may also meet it (use --exhaustive)")
         estimated = sum(1 for p in self.points if p.method != "exact")
-        return text + (f". {estimated} value(s) had too large a chain and were estimated (simulation or job-alone "
-                       f"bounds): one meets a target only if its whole interval does." if estimated else ".")
+        text += (f". {estimated} value(s) had too large a chain and were estimated (simulation or job-alone "
+                 f"bounds): one meets a target only if its whole interval does." if estimated else ".")
+        if self.resource is not None and self.cheapest is not None:
+            text += (f" Cheapest meeting {targets}: {self.cheapest} ({self.resource}-hours = {self.resource}s x mean "
+                     f"execution time; every value from {self.answer} to {hi} solved)")
+        return text
 
     def as_dict(self) -> dict:
         return {
@@ -257,7 +269,24 @@ class PlanResult:
             "points": [{"value": p.value, **p.metrics, "met": p.met, "method": p.method, "seconds": p.seconds}
                        for p in self.points],
             "summary": self.summary(), "seconds": self.seconds,
+            **({} if self.resource is None else {"cost": self.cost_dict()}),
         }
+
+    def cost_dict(self) -> dict:
+        """``minimize="cost"``: the smallest and the cheapest value meeting the targets, and every met value's cost."""
+        by_value = {c.executors: c for c in self.costs}
+        unit = f"{self.resource}_hours"
+
+        def row(cost):
+            if cost is None:
+                return None
+            out = {"value": cost.executors, "mean_execution_time": cost.seconds, unit: cost.executor_hours}
+            return out | ({} if cost.money is None else {"money": cost.money})
+
+        return {"resource": self.resource, "unit": f"{self.resource}-hours",
+                "price": None if self.price is None else self.price.as_dict(),
+                "smallest": row(by_value.get(self.answer)), "cheapest": row(by_value.get(self.cheapest)),
+                "points": [row(c) for c in self.costs]}
 
 
 def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: Sequence[Target], *,
@@ -295,10 +324,7 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
     def at(pos: int) -> PlanPoint:
         v = values[index(pos)]
         if v not in cache:
-            t0 = time.perf_counter()
-            metrics = dict(solve(v))
-            how = metrics.pop("method", "exact")
-            cache[v] = PlanPoint(v, metrics, _meets(metrics, targets), time.perf_counter() - t0, how)
+            cache[v] = solved_point(v, solve, targets)
             if on_point is not None:
                 on_point(cache[v])
         return cache[v]
@@ -338,6 +364,14 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
     evidence = _monotonicity_evidence(points, targets, largest)
     return PlanResult(path, values, targets, largest, answer, neighbour, points, not evidence,
                       tuple(evidence), method, time.perf_counter() - started)
+
+
+def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
+    """``value`` solved by ``solve`` (its metrics and ``method``), judged against ``targets``."""
+    started = time.perf_counter()
+    metrics = dict(solve(value))
+    how = metrics.pop("method", "exact")
+    return PlanPoint(value, metrics, _meets(metrics, targets), time.perf_counter() - started, how)
 
 
 def _meets(metrics: dict, targets) -> bool:
@@ -401,10 +435,14 @@ def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=N
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
          largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
          rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False, fallback: bool = True,
-         seed=1, rel_precision: float | None = None, max_seconds: float | None = None) -> PlanResult:
+         seed=1, rel_precision: float | None = None, max_seconds: float | None = None,
+         minimize: str = "value", price=None) -> PlanResult:
     """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file.
 
     Each value is solved by :func:`solve_point` (``seed``, ``rel_precision``, ``max_seconds``: its simulations).
+    ``minimize="cost"`` (``vary`` executors or containers, :data:`spn.studies.cost.COSTED_PATHS`) also solves
+    every value above the smallest one meeting the targets (at most :data:`MAX_COST_VALUES`) and gives the
+    cheapest of them: value x mean execution time, in money at ``price`` (:class:`spn.studies.cost.Price`).
 
     >>> r = plan("models/mapreduce.yaml", "cluster.containers=1..16", ["mean<=14"])  # doctest: +SKIP
     >>> r.answer, r.neighbour                                                         # doctest: +SKIP
@@ -415,10 +453,21 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     from spn.pipeline import Budget
     from spn.pipeline.source import configure, is_description_file
 
+    from spn.studies.cost import COSTED_PATHS
+
     path, values = vary_values(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
     if not targets:
         raise ModelError("give at least one target")
+    if minimize not in ("value", "cost"):
+        raise ModelError(f"minimize must be 'value' or 'cost', got {minimize!r}", option="minimize")
+    if minimize == "cost":
+        if path not in COSTED_PATHS:
+            raise ModelError(f"a cost counts the hours of what is varied: vary {' or '.join(COSTED_PATHS)}, "
+                             f"not {path}", option="minimize")
+        if largest:
+            raise ModelError("the cheapest configuration is searched above the smallest one meeting the targets: "
+                             "it cannot be combined with the largest", option="largest")
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
     logs = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     from_logs = not (len(logs) == 1 and is_description_file(logs[0]))
@@ -474,5 +523,41 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
             print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {'met' if point.met else 'missed'} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
-    return find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
-                         on_point=show, path=path)
+    result = find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
+                           on_point=show, path=path)
+    if minimize == "cost":
+        result = _cheapest(result, solve, COSTED_PATHS[path], price, show)
+    return result
+
+
+def _cheapest(result: PlanResult, solve, resource: str, price, show) -> PlanResult:
+    """``result`` with every value above its answer solved and costed: the cheapest that meets the targets.
+
+    Cost need not fall or rise with the value (a fixed driver time makes more executors dearer, a stage
+    that spills on few makes them cheaper), so every value from the answer up is solved, not bisected.
+    """
+    from dataclasses import replace
+
+    from spn.studies.cost import cheapest, run_cost
+
+    if result.answer is None:
+        return replace(result, resource=resource, price=price)
+    values = result.values
+    above = values[values.index(result.answer):]
+    if len(above) > MAX_COST_VALUES:
+        raise ModelError(f"the cheapest configuration: {len(above):,} values from {result.answer} to {values[-1]} "
+                         f"to solve, more than {MAX_COST_VALUES}; give the values to compare as a list "
+                         f"(--vary {result.path}=V1,V2,...)", option="vary")
+    started = time.perf_counter()
+    cache = {p.value: p for p in result.points}
+    for v in above:
+        if v not in cache:
+            cache[v] = solved_point(v, solve, result.targets)
+            show(cache[v])
+    points = tuple(cache[v] for v in sorted(cache))
+    costs = tuple(run_cost(p.value, p.metrics["mean"], price) for p in points if p.met)
+    best = cheapest(costs)
+    evidence = tuple(_monotonicity_evidence(points, result.targets, result.largest))
+    return replace(result, points=points, evidence=evidence, monotone=not evidence, costs=costs,
+                   cheapest=None if best is None else best.executors, price=price, resource=resource,
+                   seconds=result.seconds + time.perf_counter() - started)

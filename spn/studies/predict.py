@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from spn.exceptions import ModelError
 
-__all__ = ["PredictionRow", "parse_vary", "predict", "MAX_VALUES"]
+__all__ = ["PredictionRow", "parse_vary", "predict", "prediction_errors", "MAX_VALUES"]
 
 #: backtest errors of the logs at hand below which the project's validation errors are added: a 90 %
 #: conformal bound needs 19 (the 19th smallest of 19 is a 95 % quantile of 20)
@@ -96,7 +96,7 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
 def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, users: int = 1,
             think_time: float | None = None, seed: int = 0, rel_precision: float = 0.005,
             max_seconds: float | None = None, max_states: int | None = None,
-            level: float | None = 0.9) -> list[PredictionRow]:
+            level: float | None = 0.9, method: str = "auto", errors=None) -> list[PredictionRow]:
     """One :class:`PredictionRow` per value of ``vary = (key, values)``, the other settings from ``what_if``.
 
     Each configuration is fitted and evaluated by :func:`spn.pipeline.evaluate` (the same model and
@@ -107,6 +107,8 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
     Each row has a prediction interval at ``level`` (None: none) for one run on the cluster
     (:mod:`spn.pipeline.prediction`): logs of several configurations are backtested, each from each
     other, and their errors widen it; logs of one configuration take the project's validation errors.
+    ``errors``: those errors and their source in words, when already known (:func:`prediction_errors`);
+    ``method``: the pipeline's method (``auto``: the most exact that fits, as ``spn solve``).
     """
     from spn.fit.whatif import parse_changes
     from spn.pipeline import Budget, Question, evaluate_description
@@ -122,14 +124,14 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
     budget = Budget(seed=seed, rel_precision=rel_precision, **limits)
     workload = [f"workload.users={users}"] + ([] if think_time is None else [f"workload.think_time={think_time}"])
     question = Question(percentiles=spread_levels(level)) if level is not None else None
-    errors = source = None
+    errors, source = errors if errors is not None else (None, None)
     rows = []
     for value in values:
         settings = [f"{k}={v}" for k, v in {**fixed, key: value}.items()] + workload
         desc = configure(list(logs), settings)
         if level is not None and errors is None:      # once the logs are known to fit
-            errors, source = _errors(logs, budget)
-        result = evaluate_description(desc, budget=budget, question=question)
+            errors, source = prediction_errors(logs, budget)
+        result = evaluate_description(desc, budget=budget, question=question, method=method)
         what = desc.reference["what_if"]
         interval = spread = None
         if level is not None:
@@ -140,8 +142,9 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
     return rows
 
 
-def _errors(logs, budget) -> tuple[tuple[float, ...], str]:
-    """Backtest errors of the logs at hand (several configurations), else the project's validation errors."""
+def prediction_errors(logs, budget=None) -> tuple[tuple[float, ...], str]:
+    """Backtest errors of the logs at hand (several configurations), else the project's validation errors,
+    and where they come from in words: what a prediction interval of :func:`predict` widens by."""
     from spn.studies.backtest import backtest, read_run
     from spn.pipeline.prediction import default_errors
 
