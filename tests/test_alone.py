@@ -14,6 +14,7 @@ from spn.analysis.alone import _fewer_done, job_alone
 from spn.analysis.solve import solve_description
 from spn.description import parse_description
 from spn.exceptions import ModelError
+from spn.pipeline import Budget, evaluate_description
 from spn.simulation.runner import simulate_description
 
 
@@ -137,7 +138,7 @@ def big_one_user_model(users=1):
 
 def test_spn_solve_answers_one_user_past_the_state_limit_with_the_job_alone_method():
     desc = big_one_user_model()
-    result = solve_description(desc, fallback=True, max_states=10_000).as_dict()
+    result = evaluate_description(desc, budget=Budget(max_states=10_000)).as_dict()
     assert result["method"] == "job-alone" and "tangible states" in result["reason"]
     assert result["low"] <= result["mean_execution_time"] <= result["high"]
     assert result["error_bound"] <= 0.01
@@ -148,8 +149,8 @@ def test_spn_solve_answers_one_user_past_the_state_limit_with_the_job_alone_meth
 
 
 def test_several_users_past_the_state_limit_are_simulated():
-    result = solve_description(big_one_user_model(users=2), fallback=True, max_states=10_000, seed=1,
-                               max_seconds=30).as_dict()
+    result = evaluate_description(big_one_user_model(users=2),
+                                  budget=Budget(max_states=10_000, seed=1, max_seconds=30)).as_dict()
     assert result["method"] == "simulation"
 
 

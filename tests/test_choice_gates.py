@@ -139,13 +139,10 @@ def test_weights_whose_steps_are_not_exact_in_a_double_leave_the_net_to_the_nump
     assert explore(net).n_states == explore(build_classes(weighted((0.125, 1.0))).net).n_states
 
 
-def test_spn_solve_keeps_its_gated_state_limit_only_for_the_nets_the_compiled_engine_cannot_read(monkeypatch):
-    import spn.analysis.solve as solve
-    from spn.analysis.solve import solve_description
+def test_spn_solve_answers_a_net_with_choice_gates_exactly_where_its_chain_fits_else_by_the_next_method():
+    from spn.pipeline import Budget, evaluate_description
 
-    monkeypatch.setattr(solve, "GATED_MAX_STATES", 10)
-    exact = solve_description(weighted((0.3, 0.1)), fallback=True)
-    assert exact.as_dict()["method"] == "exact" and exact.tangible_states > 10
-    simulated = solve_description(weighted((0.123456789, 1.0)), fallback=True, max_seconds=2)
-    assert simulated.as_dict()["method"] != "exact"
-    assert "NumPy engine" in simulated.as_dict()["reason"]
+    exact = evaluate_description(weighted((0.3, 0.1)))
+    assert exact.method == "exact" and exact.details["tangible_states"] > 10
+    simulated = evaluate_description(weighted((0.123456789, 1.0)), budget=Budget(max_states=10, max_seconds=5))
+    assert simulated.method != "exact" and "10 tangible states" in simulated.details["reason"]

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 
 import spn.analysis.solve as solve_module
-from spn.analysis.solve import (
-    SimulatedSolveReport, choose_method, solve_application, solve_description, state_space_lower_bound,
-)
+from spn.analysis.solve import choose_method, solve_application, solve_description, state_space_lower_bound
 from spn.cli import main
 from spn.description import load_description, parse_description
+from spn.pipeline import Budget, evaluate_description
 
 MAPREDUCE = "models/mapreduce.yaml"
 #: one user, one phase: 49 states by the bound alone (3·C(5,2) + C(5,2) + C(4,2) + C(3,2))
@@ -23,6 +22,11 @@ def run(capsys, *args):
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def chosen(desc, **budget):
+    """What ``spn solve`` answers: the pipeline's choice of method."""
+    return evaluate_description(desc, budget=Budget(**budget))
 
 
 def no_exploration(monkeypatch):
@@ -94,33 +98,32 @@ def test_a_phase_beside_another_counts_the_stage_compositions_of_its_running_tas
 
 def test_where_the_chain_fits_the_answer_is_the_exact_one():
     desc = load_description(MAPREDUCE)
-    chosen = solve_description(desc, fallback=True)
+    answer = chosen(desc)
     exact = solve_description(desc)
     assert choose_method(desc) is None
-    assert chosen.measures == exact.measures and chosen.tangible_states == exact.tangible_states
-    assert chosen.as_dict()["method"] == "exact"
+    assert answer.method == "exact" and answer.details["tangible_states"] == exact.tangible_states
+    assert answer.mean_execution_time == pytest.approx(exact.measures.mean_execution_time, rel=1e-9)
 
 
 def test_past_the_bound_it_simulates_without_exploring(monkeypatch):
     desc = parse_description(ALONE)
     exact = solve_description(desc).measures.mean_execution_time
     no_exploration(monkeypatch)
-    report = solve_description(desc, max_states=40, fallback=True, seed=3, rel_precision=0.01)
-    assert isinstance(report, SimulatedSolveReport)
-    # the job-level model, compiled once this installation has compiled it (in the background)
-    assert report.simulation.engine in ("cluster", "compiled") and report.simulation.warmup_jobs == 0
-    assert "at least 49 tangible states" in report.reason
-    assert report.mean_execution_time.contains(exact)
-    assert report.mean_execution_time.rel_half_width <= 0.01
+    answer = chosen(desc, max_states=40, seed=3, rel_precision=0.01)
+    # one user whose job-alone bounds are wider than 1 %: simulated by the job-level model, compiled once
+    # this installation has compiled it (in the background)
+    assert answer.method == "simulation" and "at least 49 tangible states" in answer.details["reason"]
+    assert answer.details["engine"] in ("cluster", "compiled") and answer.details["warmup_jobs"] == 0
+    assert answer.interval[0] <= exact <= answer.interval[1] and answer.details["rel_half_width"] <= 0.01
 
 
 def test_past_max_states_while_exploring_it_simulates_the_nets_model():
     desc = load_description(MAPREDUCE)           # 3 users under gate: jobs pool finished tasks, as the net does
     exact = solve_description(desc).measures.mean_execution_time
-    report = solve_description(desc, max_states=20, fallback=True, seed=2, rel_precision=0.02)
-    assert report.simulation.engine in ("cluster", "compiled") and report.simulation.pool_finished_tasks
-    assert "more than 20 tangible states" in report.reason
-    assert report.mean_execution_time.contains(exact)
+    answer = chosen(desc, max_states=20, seed=2, rel_precision=0.02)
+    assert answer.method == "simulation" and answer.details["engine"] in ("cluster", "compiled")
+    assert answer.details["pool_finished_tasks"] and "more than 20 tangible states" in answer.details["reason"]
+    assert answer.interval[0] <= exact <= answer.interval[1]
 
 
 def test_without_fallback_the_library_stays_exact():
@@ -200,5 +203,5 @@ def test_thousands_of_users_are_simulated_without_building_their_job_identity_ne
     assert job_net_too_large(crowd(10_000, policy="gate")) is None      # the paper's net has no slots
     assert str(JOB_NET_MAX_PLACES) in job_net_too_large(crowd(300)).replace(",", "")
     monkeypatch.setattr(jobs, "build_jobs", lambda *a, **k: pytest.fail("built a job-identity net of 300 slots"))
-    report = solve_description(crowd(300), fallback=True, max_seconds=5, rel_precision=0.05)
-    assert isinstance(report, SimulatedSolveReport) and "job-identity net" in report.reason
+    answer = chosen(crowd(300), max_seconds=5, rel_precision=0.05)
+    assert answer.method == "simulation" and "job-identity net" in answer.details["reason"]

@@ -4,9 +4,9 @@ The exact path (:mod:`spn.analysis.solve`) ends here: :func:`solution_report` re
 measures off a solved chain (:func:`~spn.measures.job_measures` for the net of one class,
 :func:`~spn.measures.classes_measures` for the job-identity net of several) and makes the
 report whose ``as_dict`` is the JSON of ``spn solve --json``: :class:`SolveReport` for one
-class, :class:`ClassesSolveReport` for query classes. The other answers ``spn solve`` may give,
-a simulation (:class:`SimulatedSolveReport`) and the job-alone method
-(:class:`AloneSolveReport`), and the report of a plain net (:class:`NetReport`) are here too.
+class, :class:`ClassesSolveReport` for query classes. A simulation's report
+(:class:`SimulatedSolveReport`) and the report of a plain net (:class:`NetReport`) are here too;
+the job-alone method's answer is the pipeline's :class:`~spn.pipeline.Result` alone.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from spn.description.model import job_classes, queues_of
 from spn.measures import ClassesMeasures, ImplausibleResultError, JobMeasures, classes_measures, job_measures
 from spn.solvers import SolverResult
 
-__all__ = ["SolveReport", "ClassesSolveReport", "NetReport", "SimulatedSolveReport", "AloneSolveReport",
+__all__ = ["SolveReport", "ClassesSolveReport", "NetReport", "SimulatedSolveReport",
            "solution_dict", "solution_report", "with_solver"]
 
 
@@ -213,6 +213,7 @@ class SimulatedSolveReport:
             "throughput": sim.throughput.value,
             "utilization": sim.utilization.value,
             "engine": sim.engine,
+            "pool_finished_tasks": sim.pool_finished_tasks,    # under gate: the net's model (docs/design.md §3.4)
             "jobs_per_replication": sim.jobs,
             "warmup_jobs": sim.warmup_jobs,
             "seed": sim.seed,
@@ -222,44 +223,4 @@ class SimulatedSolveReport:
             "think_time": self.think_time,
             "containers": self.containers,
             **{key: value for key, value in sim.as_dict().items() if key in ("classes", "queues")},
-        }
-
-
-@dataclass(frozen=True)
-class AloneSolveReport:
-    """``spn solve`` answered by the job-alone method (one user): R with rigorous bounds, X and U from it."""
-
-    model: str
-    think_time: float
-    containers: int
-    alone: object               # spn.analysis.alone.AloneResult
-    busy_container_seconds: float
-    reason: str
-    total_s: float
-
-    @property
-    def mean_execution_time(self) -> float:
-        """R, the point estimate between the bounds ``alone.low`` and ``alone.high``."""
-        return self.alone.mean
-
-    def as_dict(self) -> dict:
-        """The JSON object of ``spn solve --json`` when the job-alone method answered (docs/design.md §5.4)."""
-        r = self.alone.mean
-        cycle = r + self.think_time  # one user: think, then run
-        return {
-            "model": self.model,
-            "method": "job-alone",
-            "mean_execution_time": r,
-            "low": self.alone.low,
-            "high": self.alone.high,
-            "error_bound": self.alone.error_bound,
-            "throughput": 1.0 / cycle,
-            "utilization": self.busy_container_seconds / (self.containers * cycle),
-            "grid_step_s": self.alone.step,
-            "reason": self.reason,
-            "how": self.alone.method,
-            "timings": {"total_s": self.total_s},
-            "users": 1,
-            "think_time": self.think_time,
-            "containers": self.containers,
         }

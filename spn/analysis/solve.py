@@ -8,9 +8,8 @@ solved, and :func:`spn.analysis.reports.solution_report` reads the measures off 
 for one class; R and X per class and U per queue for several).
 
 :func:`solve_application` keeps every intermediate result (the net, its state space, the
-steady state); :func:`solve_description` reports what ``spn solve`` prints, choosing the method
-with ``fallback=True`` (:mod:`spn.analysis.choice`): exact, the job-alone method (one user), or
-a simulation.
+steady state); :func:`solve_description` reports it as ``spn solve`` prints it, by the method
+named (the choice of a method within a budget is :mod:`spn.pipeline`'s).
 
 >>> from spn.description import load_description
 >>> report = solve_description(load_description("models/mapreduce.yaml"))
@@ -34,25 +33,24 @@ from spn.analysis.choice import (
     JOB_NET_MAX_PLACES, choose_method, exploration_stopped, job_net_too_large, state_space_lower_bound,
 )
 from spn.analysis.reports import (
-    AloneSolveReport, ClassesSolveReport, NetReport, SimulatedSolveReport, SolveReport, solution_dict,
+    ClassesSolveReport, NetReport, SimulatedSolveReport, SolveReport, solution_dict,
     solution_report, with_solver,
 )
 from spn.defaults import MAX_STATES, RTOL
 from spn.description.model import ANALYTIC_DISTRIBUTIONS, NET_POLICIES, job_classes
-from spn.exceptions import ConvergenceError, ModelError, StateSpaceLimitError
+from spn.exceptions import ConvergenceError, ModelError
 from spn.measures import ImplausibleResultError, check_distribution, expected_tokens, throughput
 from spn.models.jobs import application_net, build_classes
 from spn.solvers import SolverResult, steady_state
 from spn.statespace import StateSpace, explore
-from spn.statespace.activity_table import is_plain
 
 __all__ = ["solve_description", "solve_application", "build_application", "require_analytic", "Solution",
-           "solve_net", "simulate_for_solve", "alone_for_solve", "ANALYTIC_DISTRIBUTIONS", "SIMULATION_PRECISION",
-           "SIMULATION_SECONDS", "ALONE_MAX_ERROR", "GATED_MAX_STATES",
+           "solve_net", "simulate_for_solve", "ANALYTIC_DISTRIBUTIONS", "SIMULATION_PRECISION",
+           "SIMULATION_SECONDS", "ALONE_MAX_ERROR",
            # the method choice (spn.analysis.choice) and the reports (spn.analysis.reports), read from here too
            "choose_method", "state_space_lower_bound", "job_net_too_large", "JOB_NET_MAX_PLACES",
            "exploration_stopped", "SolveReport", "ClassesSolveReport", "NetReport", "SimulatedSolveReport",
-           "AloneSolveReport", "solution_dict", "solution_report"]
+           "solution_dict", "solution_report"]
 
 #: relative half-width of the 95 % interval of R when ``spn solve`` simulates
 SIMULATION_PRECISION = 0.005
@@ -60,11 +58,6 @@ SIMULATION_PRECISION = 0.005
 SIMULATION_SECONDS = 60.0
 #: the widest relative error bound at which ``spn solve`` takes the job-alone method over a simulation
 ALONE_MAX_ERROR = 0.01
-#: tangible states past which ``spn solve`` simulates a net whose gates the compiled engine cannot
-#: read (choice gates whose sums are not exact in a double: fair-queue weights of huge integer steps),
-#: rather than explore on with the NumPy engine (5,000-100,000 states/s on such nets); the nets of
-#: one class are always read (a fair queue's steps are all 1)
-GATED_MAX_STATES = 200_000
 
 
 def _explore_and_solve(net, *, method, rtol, max_states, progress, raise_on_nonconvergence, explore_seconds=None):
@@ -136,22 +129,18 @@ def solve_application(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
 
 
 def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
-                      progress: bool = False, raise_on_nonconvergence: bool = True, fallback: bool = False,
+                      progress: bool = False, raise_on_nonconvergence: bool = True,
                       rel_precision: float = SIMULATION_PRECISION, max_seconds: float | None = SIMULATION_SECONDS,
                       seed=None, explore_seconds: float | None = None):
-    """Solve a model description (one class or query classes); raise ConvergenceError unless told otherwise.
+    """Solve a model description (one class or query classes) by the method named; raise ConvergenceError
+    unless told otherwise.
 
-    ``method``: a steady-state solver (``auto``, ``direct``, ...: the exact CTMC, or an
-    error), ``exact`` (the same as ``auto`` without fallback), or ``simulation``. With
-    ``fallback=True`` and ``method="auto"`` the method is chosen: the exact CTMC when its task-time
-    laws allow it (else :class:`ModelError`) and :func:`choose_method` finds it worth exploring
-    within ``max_states`` (:data:`GATED_MAX_STATES` for a net only the NumPy explorer reads), else
-    the job-alone method (one user, bounds within :data:`ALONE_MAX_ERROR`), else a simulation to a
-    95 % interval of relative half-width ``rel_precision``, bounded by ``max_seconds``
-    (:func:`simulate_for_solve`); the report says which. ``explore_seconds`` bounds exploring the
-    state space (None: no limit): past it the exact path raises :class:`StateSpaceLimitError`
-    (``option="max_seconds"``), the fallback takes the next method. ``desc`` may be a description
-    file's path. (:func:`spn.evaluate` is the pipeline every command runs.)
+    ``method``: a steady-state solver (``auto``, ``direct``, ...: the exact CTMC, or an error),
+    ``exact`` (the same as ``auto``), or ``simulation`` (a 95 % interval of relative half-width
+    ``rel_precision``, bounded by ``max_seconds``: :func:`simulate_for_solve`). ``explore_seconds``
+    bounds exploring the state space (None: no limit): past it :class:`StateSpaceLimitError`
+    (``option="max_seconds"``). ``desc`` may be a description file's path. Choosing the method
+    within a budget is the pipeline's: :func:`spn.evaluate`, which every command runs.
     """
     if isinstance(desc, (str, os.PathLike)):
         from spn.description import load_description
@@ -164,23 +153,8 @@ def solve_description(desc, *, method: str = "auto", rtol: float = RTOL, max_sta
         return simulate_for_solve(desc, "asked for (method simulation)", **simulation)
     options = dict(rtol=rtol, progress=progress, raise_on_nonconvergence=raise_on_nonconvergence,
                    explore_seconds=explore_seconds)
-    if method == "exact" or not fallback:
-        return solve_application(desc, method="auto" if method == "exact" else method, max_states=max_states,
-                                 **options).report
-    require_analytic(desc)
-    reason = choose_method(desc, max_states)
-    if reason is None:
-        app = build_application(desc)
-        limit = max_states if is_plain(app.net, choices=True) else min(max_states, GATED_MAX_STATES)
-        try:
-            return _solve_built(desc, app, started, method=method, max_states=limit, **options).report
-        except StateSpaceLimitError as error:
-            reason = exploration_stopped(error, max_states, limit)
-    alone = alone_for_solve(desc, reason, started=started)
-    if isinstance(alone, AloneSolveReport):
-        return alone
-    reason = f"{reason}; {alone}" if alone else reason
-    return simulate_for_solve(desc, reason, **simulation)
+    return solve_application(desc, method="auto" if method == "exact" else method, max_states=max_states,
+                             **options).report
 
 
 def solve_net(net, *, method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
@@ -248,23 +222,3 @@ def simulate_for_solve(desc, reason: str, *, rel_precision: float = SIMULATION_P
                                 think_time=None if desc.classes else desc.workload.think_time,
                                 containers=desc.cluster.containers, simulation=sim, reason=reason,
                                 total_s=time.perf_counter() - started)
-
-
-def alone_for_solve(desc, reason: str, *, started: float | None = None) -> AloneSolveReport | str | None:
-    """The job-alone answer (one user), or why it is not used (``None``: several users, or query classes)."""
-    from spn.analysis.alone import job_alone
-
-    if desc.classes or desc.workload.users != 1:
-        return None
-    started = time.perf_counter() if started is None else started
-    try:
-        alone = job_alone(desc)
-    except ModelError as error:
-        return f"the job-alone method does not apply ({error})"
-    if alone.error_bound > ALONE_MAX_ERROR:
-        return (f"the job-alone bounds allow {100 * alone.error_bound:.2g} %, more than "
-                f"{100 * ALONE_MAX_ERROR:g} %")
-    busy = sum(p.tasks * p.task_time for p in desc.phases)
-    return AloneSolveReport(model=desc.name, think_time=desc.workload.think_time,
-                            containers=desc.cluster.containers, alone=alone, busy_container_seconds=busy,
-                            reason=reason, total_s=time.perf_counter() - started)

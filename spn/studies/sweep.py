@@ -32,9 +32,8 @@ numbers do not depend on where it ran.
 
 The grid, each point's description and the columns are :mod:`spn.studies.sweep_grid`'s. Every
 point, of one class or of query classes and queues (docs/design.md §4.6), is solved by
-:func:`solve_point`: one class by :func:`spn.pipeline.evaluate_description` (as ``spn solve``),
-query classes by :func:`spn.analysis.solve.solve_description` with its fallback (exact on the
-job-identity net, or simulated past ``max_states`` and said so in a ``method`` column), one column
+:func:`solve_point` through :func:`spn.pipeline.evaluate_description`, as ``spn solve`` does (the
+method it took in a ``method`` column); with query classes, one column
 per class's R and X and per queue's utilisation, named as ``spn solve --json`` and ``spn compare``
 name them (``classes.dashboard.mean_execution_time``, ``queues.bi.utilization``); a queue capacity
 on the grid rebalances the other queues so that capacities sum to 1. Resuming, workers and failed
@@ -108,9 +107,8 @@ def solve_point(task: SweepTask) -> dict:
     """Solve one point as ``spn solve`` would (with the sweep's seed and budget); return its CSV row as a
     dict. Errors of spn become the ``error`` column.
 
-    One class: :func:`spn.pipeline.evaluate_description`, read by :func:`result_row`. Query classes
-    (``task.classes``): :func:`spn.analysis.solve.solve_description` with its fallback, read by
-    :func:`class_row`.
+    :func:`spn.pipeline.evaluate_description`, read by :func:`result_row` (one class) or
+    :func:`class_row` (query classes: ``task.classes``).
     """
     from spn.pipeline import Budget, Question, evaluate_description
 
@@ -123,22 +121,20 @@ def solve_point(task: SweepTask) -> dict:
             desc = configure(task.data["logs"], [*task.data["sets"], *task.overrides])
         else:
             desc = point_description(task.data, task.overrides, task.classes, source=task.source)
+        limits = {name: value for name, value in (("rel_precision", task.rel_precision),
+                                                   ("max_seconds", task.max_seconds)) if value is not None}
         if task.classes is not None:
-            from spn.analysis.solve import solve_description
-
             layout = task.classes
             if names_of(desc) != (layout.classes, layout.queues):
                 raise ModelError("the grid renames a class or a queue, and the columns are named after the model's")
-            row.update(class_row(solve_description(
-                desc, method=task.method, rtol=task.rtol, max_states=task.max_states, fallback=True,
-                rel_precision=layout.rel_precision, max_seconds=layout.max_seconds, seed=layout.seed)))
+            limits = {"rel_precision": layout.rel_precision, "max_seconds": layout.max_seconds}
+            seed = layout.seed
         else:
-            limits = {name: value for name, value in (("rel_precision", task.rel_precision),
-                                                       ("max_seconds", task.max_seconds)) if value is not None}
-            row.update(result_row(evaluate_description(
-                desc, question=Question(task.percentiles, task.deadline),
-                budget=Budget(rtol=task.rtol, max_states=task.max_states, seed=task.seed, **limits),
-                method=task.method), task.deadline))
+            seed = task.seed
+        result = evaluate_description(
+            desc, question=Question(task.percentiles, task.deadline),
+            budget=Budget(rtol=task.rtol, max_states=task.max_states, seed=seed, **limits), method=task.method)
+        row.update(class_row(result) if task.classes is not None else result_row(result, task.deadline))
     except (SpnError, MemoryError) as error:
         message = "out of memory (lower max_states)" if isinstance(error, MemoryError) else str(error)
         row.update(converged="", error=" ".join(message.split()) or type(error).__name__)
@@ -163,19 +159,18 @@ def result_row(result, deadline: float | None = None) -> dict:
     return row
 
 
-def class_row(report) -> dict:
-    """The columns of a point with query classes (exact or simulated), read from its ``spn solve --json`` object."""
-    result = report.as_dict()
-    simulated = result["method"] == "simulation"
-    row = {key: result[key] for key in TOTAL_COLUMNS if key in result}
+def class_row(result) -> dict:
+    """The columns of a point with query classes (exact or simulated), read from its :class:`spn.pipeline.Result`."""
+    data = result.as_dict()
+    row = {key: data[key] for key in TOTAL_COLUMNS if key in data}
     for kind, keys in (("classes", CLASS_KEYS), ("queues", QUEUE_KEYS)):
-        for name, values in result[kind].items():
+        for name, values in data[kind].items():
             row.update({f"{kind}.{name}.{key}": values[key] for key in keys if key in values})
-    if simulated:
-        row.update(replications=result["replications"], precision_met=bool(result["precision_met"]), converged="")
+    if result.method == "simulation":
+        row.update(replications=data["replications"], precision_met=bool(data["precision_met"]), converged="")
     else:
-        row.update(tangible_states=report.tangible_states, transitions=report.transitions,
-                   converged=bool(report.solver.converged))
+        row.update(tangible_states=data["tangible_states"], transitions=data["transitions"],
+                   converged=bool(data["solver"]["converged"]))
     row["error"] = ""
     return row
 
