@@ -3,8 +3,8 @@
 ``spn plan two-queues.yaml --vary queues.bi.capacity=0.05..0.95 --target dashboard.mean<=4.9``
 answers "what share of the cluster must queue bi be guaranteed so that the dashboard
 queries stay under 4.9 s?" for a description with query classes (docs/design.md §4.6, §5.7).
-Such a description has no CTMC, so each probe is a simulation by the queue simulator
-(``simulate_description(desc, engine="cluster")``), and the search must live with noise:
+Each probe is the pipeline's simulation (``spn solve --method simulation``: the queue simulator),
+and the search must live with noise:
 
 - **Probes.** A share matters only through containers (the queue is guaranteed
   share · C and may hold floor(max_capacity · C)), so the shares searched are the grid k/C,
@@ -52,8 +52,6 @@ __all__ = ["is_queue_share", "parse_share_vary", "share_grid", "probe_queues", "
 REL_PRECISION = 0.01
 #: a straddling probe is refined down to this fraction of ``rel_precision`` (16 times the replications)
 REFINE_FACTOR = 0.25
-#: replications one probe may run (the simulation stops at it and reports the interval it reached)
-MAX_REPLICATIONS = 100_000
 #: verdicts of a probe
 MET, MISSED, UNDECIDED = "met", "missed", "undecided"
 
@@ -354,13 +352,13 @@ def _target_problem(target: Target, classes: dict) -> str | None:
 def _simulate_probe(desc, share, containers, layout, notes, targets, *, seed, rel_precision, refine_to,
                     max_seconds) -> Probe:
     """Simulate one probe; refine while a target's interval straddles its bound (see the decision rule)."""
-    from spn.simulation.runner import simulate_description
+    from spn.pipeline import Budget, evaluate_description
 
     started = time.perf_counter()
     precision, refinements = rel_precision, 0
     while True:
-        report = simulate_description(desc, engine="cluster", seed=seed, rel_precision=precision,
-                                      max_replications=MAX_REPLICATIONS, max_seconds=max_seconds)
+        report = evaluate_description(desc, budget=Budget(rel_precision=precision, seed=seed, max_seconds=max_seconds),
+                                      method="simulation").report.simulation
         estimates = {name: c["mean_execution_time"] for name, c in report.classes.items()}
         verdicts = {str(t): _verdict(estimates[t.query_class], t) for t in targets}
         verdict = _overall(verdicts.values())
