@@ -74,15 +74,16 @@ def _archive(path: Path) -> bytes:
 class FakeServer:
     """The REST API v1 over ``logs`` (paths), newest first; ``mode`` makes it misbehave (see ``_answer``)."""
 
-    def __init__(self, logs, mode: str = "ok", delay: float = 0.0):
-        self.mode, self.delay, self.queries = mode, delay, []
+    def __init__(self, logs, mode: str = "ok", delay: float = 0.0, attempt: str | None = None):
+        self.mode, self.delay, self.attempt, self.queries = mode, delay, attempt, []
         self.apps = {}
         for path in logs:
             start = _application_start(path)
             self.apps[start["App ID"]] = (path, {
                 "id": start["App ID"], "name": start["App Name"],
                 "attempts": [{"startTime": _gmt(start["Timestamp"]), "startTimeEpoch": start["Timestamp"],
-                              "completed": True, "sparkUser": "test"}]})
+                              "completed": True, "sparkUser": "test"}
+                             | ({"attemptId": attempt} if attempt else {})]})
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -126,8 +127,10 @@ class FakeServer:
         if parts[0] not in self.apps:
             return self._send(request, 404, f"unknown app: {parts[0]}".encode(), "text/plain")
         log, entry = self.apps[parts[0]]
-        if parts[1:] != ["logs"]:
+        if len(parts) == 1:
             return self._send(request, 200, json.dumps(entry).encode(), "application/json")
+        if parts[1:] != ([self.attempt, "logs"] if self.attempt else ["logs"]):
+            return self._send(request, 404, b"no such attempt", "text/plain")
         if self.mode == "notzip":
             return self._send(request, 200, b"this is not an archive", "application/octet-stream")
         if self.mode == "emptyzip":
@@ -216,6 +219,15 @@ def test_one_application_by_id_or_by_its_url(tmp_path, capsys, how):
         assert f"/api/v1/applications/{LARGE_BLOCKS}/logs" in server.queries
         assert not any(query.startswith("/api/v1/applications?") for query in server.queries)   # no listing
     assert model(tmp_path / "m.yaml")["name"] == LARGE_BLOCKS
+
+
+@needs_data
+def test_the_log_of_an_attempt_is_fetched_by_its_id(tmp_path, capsys):
+    """A YARN application in cluster mode has attempt ids: its log is at .../<app-id>/<attempt-id>/logs."""
+    with FakeServer([EVENTS / f"{LARGE_BLOCKS}.json"], attempt="2") as server:
+        code, out, err = run(capsys, "fit", server.url, "-o", tmp_path / "m.yaml")
+        assert code == 0, err
+        assert f"/api/v1/applications/{LARGE_BLOCKS}/2/logs" in server.queries
 
 
 @needs_data
