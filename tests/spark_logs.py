@@ -24,11 +24,13 @@ On a loaded two-core machine the script takes 1-2 minutes and a History Server
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -153,7 +155,7 @@ def history_server(folder: Path, expected: int, *, log: Path):
                "org.apache.spark.deploy.history.HistoryServer"]
     url = f"http://127.0.0.1:{port}"
     with open(log, "wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
     try:
         deadline = time.monotonic() + SERVER_TIMEOUT
         listed = []
@@ -175,6 +177,15 @@ def history_server(folder: Path, expected: int, *, log: Path):
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def _die_with_parent() -> None:
+    """In the server's process before Java starts: be stopped (SIGTERM) when the test process ends, even
+    killed, so that no server outlives the tests (Linux's PR_SET_PDEATHSIG; elsewhere nothing)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)     # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def serve_folder(fixtures: Path, codec_logs: Path | None, folder: Path) -> int:

@@ -186,22 +186,21 @@ def model(path: Path) -> dict:
     return names(yaml.safe_load(path.read_text()))
 
 
-def spn_temporaries() -> set:
-    return {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("spn-logs-")}
-
-
 # --------------------------------------------------------------------------
 # Through the fake server
 # --------------------------------------------------------------------------
 
 
 @needs_data
-def test_fit_from_a_server_is_the_fit_of_the_same_file(tmp_path, capsys):
+def test_fit_from_a_server_is_the_fit_of_the_same_file(tmp_path, capsys, monkeypatch):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))     # where the download goes, this test's own
     with FakeServer([EVENTS / f"{LARGE_BLOCKS}.json", EVENTS / "local-1430917381534.json"]) as server:
-        before = spn_temporaries()
         code, out, err = run(capsys, "fit", server.url, "--app-name", "LargeBlocks", "-o", tmp_path / "server.yaml")
         assert code == 0, err
-        assert spn_temporaries() == before          # the download is gone
+        assert f"/api/v1/applications/{LARGE_BLOCKS}/logs" in server.queries
+    assert list(temporary.iterdir()) == []          # the download is gone
     assert f"fetched 1 application log(s): {LARGE_BLOCKS} (LargeBlocks)" in err
     assert run(capsys, "fit", EVENTS / f"{LARGE_BLOCKS}.json", "-o", tmp_path / "file.yaml")[0] == 0
     assert model(tmp_path / "server.yaml") == model(tmp_path / "file.yaml")

@@ -22,7 +22,7 @@ their logs are ordered by start time. A command that models one application asks
 with ``single=True``: then a folder or a listing that holds several application
 names is refused, naming them, before anything is downloaded.
 
->>> import os, tempfile
+>>> import os, shutil, tempfile
 >>> folder = tempfile.mkdtemp()
 >>> with open(os.path.join(folder, "app-1"), "w") as log:
 ...     _ = log.write('{"Event": "SparkListenerApplicationStart", "App Name": "q26", "App ID": "app-1", '
@@ -32,6 +32,7 @@ names is refused, naming them, before anything is downloaded.
 >>> with resolve_inputs([folder]) as inputs:
 ...     [(os.path.basename(log.path), log.app_name) for log in inputs.logs], len(inputs.notes)
 ([('app-1', 'q26')], 1)
+>>> shutil.rmtree(folder)
 """
 
 from __future__ import annotations
