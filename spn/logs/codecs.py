@@ -209,7 +209,7 @@ def _snappy_blocks(raw):
     header = _read_exactly(raw, _SNAPPY_HEADER.size, "the snappy header")
     while True:
         if header is not None:
-            magic, version, compatible = _SNAPPY_HEADER.unpack(header)
+            magic, _, compatible = _SNAPPY_HEADER.unpack(header)      # the writer's version: any
             if magic != _SNAPPY_MAGIC or compatible < 1:
                 raise CorruptStream(f"not a snappy-java stream (header {magic!r}, compatible version {compatible})")
             header = None
