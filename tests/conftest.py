@@ -12,3 +12,6 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# real Spark (pyspark, Java 17): event logs in every codec, written once per session (tests/spark_logs.py)
+from spark_logs import spark_logs  # noqa: E402,F401

@@ -236,30 +236,6 @@ def test_directory_without_events_files_is_refused(tmp_path):
         read_spark_log(tmp_path)
 
 
-@pytest.mark.parametrize("suffix, codec", [(".lz4", "lz4"), (".snappy", "snappy"), (".lzf", "lzf")])
-def test_jvm_codecs_are_refused_by_name(tmp_path, suffix, codec):
-    path = tmp_path / ("events" + suffix)
-    path.write_bytes(b"\x00\x01")
-    with pytest.raises(LogFormatError, match=f"codec '{codec}'"):
-        read_spark_log(path)
-
-
-def test_zstd_needs_a_reader_or_reads(tmp_path):
-    try:
-        import zstandard
-    except ImportError:
-        zstandard = None
-    path = tmp_path / "app.zstd"
-    line = b'{"Event":"SparkListenerApplicationStart","App ID":"x","Timestamp":1}\n'
-    if zstandard is None:
-        path.write_bytes(b"(\xb5/\xfd")
-        with pytest.raises(LogFormatError, match="zstd"):
-            read_spark_log(path)
-    else:
-        path.write_bytes(zstandard.ZstdCompressor().compress(line))
-        assert read_spark_log(path).app_id == "x"
-
-
 # --------------------------------------------------------------------------
 # Bad input: a LogFormatError naming the file and the line
 # --------------------------------------------------------------------------

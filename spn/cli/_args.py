@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import sys
@@ -169,6 +170,59 @@ def add_distribution(parser) -> None:
                         "tagged job's execution time; see docs/percentiles.md)")
     parser.add_argument("--deadline", type=positive_float, default=None, metavar="SECONDS",
                         help="also report P(execution time <= SECONDS)")
+
+
+def add_log_inputs(parser) -> None:
+    """Where logs may come from besides files (a folder, a History Server): the options :func:`log_inputs` reads."""
+    group = parser.add_argument_group(
+        "logs from a folder or a Spark History Server",
+        "a LOG may also be a folder of event logs (spark.eventLog.dir: plain, compressed and rolling logs; "
+        "those still being written are left out) or a History Server's URL (http://host:18080, or an "
+        "application's page .../history/APP-ID), whose logs are downloaded to a temporary folder; these "
+        "options choose among their applications (a model is of one application: give --app-name when they "
+        "hold several)")
+    group.add_argument("--app-name", metavar="NAME", help="the applications named NAME (exact, or a glob: 'q26*')")
+    group.add_argument("--app-id", action="append", default=[], metavar="ID",
+                       help="the application with this id (repeatable)")
+    # the values spn.logs.inputs.STATUSES takes, spelled here so that building the parser imports no reader
+    group.add_argument("--status", choices=("completed", "running", "any"), default="completed",
+                       help="applications that ended (default), are still running, or any")
+    group.add_argument("--since", metavar="DATE",
+                       help="applications started at or after DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MM, UTC unless "
+                       "it says)")
+    group.add_argument("--until", metavar="DATE", help="applications started at or before DATE")
+    group.add_argument("--limit", type=positive_int, metavar="N", help="the N most recent applications")
+    group.add_argument("--timeout", type=positive_float, default=30.0, metavar="SECONDS",
+                       help="how long to wait for the History Server to connect or send more (default: 30)")
+
+
+@contextlib.contextmanager
+def log_inputs(args, items):
+    """The local paths of ``items`` resolved by :func:`spn.logs.inputs.resolve_inputs` with the options of
+    :func:`add_log_inputs`, one application; downloads are removed when the block ends. Notes go to stderr."""
+    from spn.logs.inputs import resolve_inputs
+
+    with resolve_inputs(items, app_name=args.app_name, app_id=args.app_id, status=args.status, since=args.since,
+                        until=args.until, limit=args.limit, timeout=args.timeout, single=True) as inputs:
+        for note in inputs.notes:
+            print(f"spn: note: {one_line(note)}", file=sys.stderr)
+        yield inputs.paths
+
+
+def resolving_logs(attribute: str = "logs"):
+    """Decorate a command's ``run(args)`` so that it sees ``args.<attribute>`` as local paths, resolved by
+    :func:`log_inputs` (a folder's logs, a History Server's downloads) for the time of the call."""
+
+    def decorate(run):
+        @functools.wraps(run)
+        def resolved(args):
+            with log_inputs(args, getattr(args, attribute)) as paths:
+                setattr(args, attribute, paths)
+                return run(args)
+
+        return resolved
+
+    return decorate
 
 
 def add_seed(parser) -> None:

@@ -25,7 +25,9 @@ def register(commands) -> None:
 
 def _add_logs(parser) -> None:
     parser.add_argument("logs", nargs="+", metavar="LOG",
-                        help="Spark event log (file, .gz, or eventlog_v2_* folder) or MapReduce .jhist")
+                        help="Spark event log (a file in any codec, or an eventlog_v2_* folder), MapReduce .jhist, "
+                        "a folder of logs, or a History Server URL")
+    _args.add_log_inputs(parser)
 
 
 def _add_max_shape(parser, help: str) -> None:
@@ -84,6 +86,7 @@ def _register_fit(commands) -> None:
     fit.set_defaults(run=run_fit)
 
 
+@_args.resolving_logs()
 def run_fit(args) -> int:
     """``spn fit``: logs -> description file (or stdout)."""
     from spn.fit import fit_logs, write_model
@@ -167,6 +170,7 @@ def _register_baseline(commands) -> None:
     baseline.set_defaults(run=run_baseline)
 
 
+@_args.resolving_logs()
 def run_baseline(args) -> int:
     """``spn baseline``: every method's prediction for every target, in one table."""
     from spn.baselines.compare import Target, compare_logs, format_table

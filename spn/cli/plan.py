@@ -29,6 +29,7 @@ def register(commands) -> None:
         "share whose 95 % interval straddles the bound is refined, then reported as undecided.",
     )
     _args.add_source(plan)
+    _args.add_log_inputs(plan)
     plan.add_argument("--vary", required=True, metavar="PATH=LO..HI",
                       help="the parameter and its integer range (or a list V1,V2,...), e.g. cluster.containers=1..400; "
                            "or a queue's share, queues.NAME.capacity=LO..HI with 0 < LO <= HI < 1")
@@ -118,6 +119,7 @@ def register(commands) -> None:
     sweep.set_defaults(run=run_sweep)
 
 
+@_args.resolving_logs("model")
 def run_plan(args) -> int:
     """``spn plan``: bisection over one parameter, or over a queue's share (:func:`_plan_queue_share`)."""
     from spn.studies.plan import parse_target, plan, vary_values

@@ -16,7 +16,9 @@ def register(commands) -> None:
         "logs when they ran at several configurations, else by the project's validation errors), the "
         "method's own numerical interval, the method and the rules used.",
     )
-    predict.add_argument("logs", nargs="+", metavar="LOG", help="Spark event log(s) of the pilot configuration")
+    predict.add_argument("logs", nargs="+", metavar="LOG", help="Spark event log(s) of the pilot configuration "
+                         "(files, a folder of logs or a History Server URL)")
+    _args.add_log_inputs(predict)
     predict.add_argument("--vary", required=True, metavar="KEY=A..B",
                          help="the setting to vary: KEY=A..B (every whole number) or KEY=V1,V2,..., e.g. "
                          "spark.executor.instances=3..24 or input-size=1GB,2GB")
@@ -51,7 +53,9 @@ def register(commands) -> None:
         "from each other one (--pilot others), and print every run's error and whether it fell inside its "
         "prediction interval (each interval computed from the other configurations' errors).",
     )
-    backtest.add_argument("logs", nargs="+", metavar="LOG", help="Spark event logs of one application")
+    backtest.add_argument("logs", nargs="+", metavar="LOG", help="Spark event logs of one application "
+                          "(files, a folder of logs or a History Server URL)")
+    _args.add_log_inputs(backtest)
     backtest.add_argument("--pilot", choices=("smallest", "others"), default="smallest",
                           help="which configurations predict (default: %(default)s)")
     backtest.add_argument("--level", type=_args.level, default=0.9, metavar="L",
@@ -64,6 +68,7 @@ def register(commands) -> None:
     backtest.set_defaults(run=run_backtest)
 
 
+@_args.resolving_logs()
 def run_predict(args) -> int:
     from spn.studies.predict import parse_vary, predict
     from spn.exceptions import ModelError
@@ -118,6 +123,7 @@ def _measured(logs, key: str) -> list[tuple[float, float]]:
     return [(getattr(run, _MEASURED[key]), run.seconds) for run in map(read_run, logs)]
 
 
+@_args.resolving_logs()
 def run_backtest(args) -> int:
     from spn.pipeline import Budget
     from spn.studies.backtest import backtest

@@ -66,6 +66,7 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+@_args.resolving_logs()
 def run_report(args) -> int:
     from spn.report.data import MAX_SECONDS, REL_PRECISION, USERS, build_report
     from spn.report.output import check_outputs, write_outputs

@@ -12,9 +12,12 @@
 - :mod:`~spn.logs.sizes`: data sizes in bytes;
 - :mod:`~spn.logs.lines` and :mod:`~spn.logs.fields`: what both readers stand
   on: a log read as a bounded stream of lines (regular files only, each line
-  at most ``LOG_LINE_BYTES``, compression told by its bytes), and every field
-  checked as it is read (a time that is not a whole number of ms, a task that
-  finishes before it launches, ... is a ``LogFormatError`` naming file and line).
+  at most ``LOG_LINE_BYTES``, compression told by its bytes: Spark's codecs in
+  :mod:`~spn.logs.codecs`), and every field checked as it is read (a time that
+  is not a whole number of ms, a task that finishes before it launches, ... is a
+  ``LogFormatError`` naming file and line);
+- :mod:`~spn.logs.inputs`: what a command is given, resolved to local logs: files,
+  folders of logs, a Spark History Server (:mod:`~spn.logs.history_server`).
 
 >>> from spn.logs import parse_size, format_size
 >>> format_size(parse_size("1.5GB"))

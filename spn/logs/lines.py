@@ -17,10 +17,9 @@ with a :class:`~spn.exceptions.LogFormatError` naming the file (and the line):
 
 A compressed stream that stops early (the application was still writing it)
 ends with a warning instead, keeping the lines before it. The compression is
-told by the file's first bytes (gzip, zstd, and bzip2 and xz, which people use
-to archive logs), not its name, so a plain log saved under a ``.gz`` name still
-reads; Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use a JVM-specific framing and
-are refused by name.
+told by the file's first bytes, not its name, so a plain log saved under a ``.gz``
+name still reads: every codec Spark writes (zstd, lz4, snappy, lzf: read by
+:mod:`spn.logs.codecs`), and gzip, bzip2 and xz, which people use to archive logs.
 
 >>> import gzip, hashlib, os, tempfile
 >>> with tempfile.NamedTemporaryFile(suffix=".gz", delete=False) as file:
@@ -42,7 +41,6 @@ from __future__ import annotations
 import bz2
 import errno
 import gzip
-import io
 import json
 import lzma
 import os
@@ -54,6 +52,7 @@ from pathlib import Path
 
 from spn import limits
 from spn.exceptions import LogFormatError
+from spn.logs.codecs import CorruptStream, open_codec
 
 __all__ = ["log_lines", "json_line", "MAX_BLANK_LINES", "PARSE_BUDGET"]
 
@@ -65,10 +64,8 @@ PARSE_BUDGET = 640 << 20
 _DENSE_LINE_BYTES = 8 << 20
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BZIP2_MAGIC = b"BZh"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
-_REFUSED_CODECS = {".lz4": "lz4", ".lzf": "lzf", ".snappy": "snappy"}
 
 
 def log_lines(path, *, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
@@ -159,50 +156,26 @@ def json_line(raw: bytes, where: str):
 
 def _open(path: Path):
     """``(binary stream, the errors its decompressor raises for corrupt data)`` for ``path``."""
-    suffix = path.suffix
-    if suffix == ".inprogress":
-        suffix = Path(path.stem).suffix
-    if suffix in _REFUSED_CODECS:
-        raise LogFormatError(
-            f"{path}: line 0: codec '{_REFUSED_CODECS[suffix]}' is not supported (Spark writes it in a "
-            "JVM-specific framing that no installed module reads); decompress it with Spark first, or "
-            "log with spark.eventLog.compression.codec=zstd or spark.eventLog.compress=false")
     try:
         raw = open(path, "rb")
     except OSError as error:
         raise LogFormatError(f"{path}: cannot read it ({error.strerror or error})") from None
     try:
-        magic = raw.read(6)
+        magic = raw.read(8)
         raw.seek(0)
         if magic.startswith(_GZIP_MAGIC):
             return _Owning(gzip.GzipFile(fileobj=raw, mode="rb"), raw), (OSError, zlib.error, ValueError)
-        if magic.startswith(_ZSTD_MAGIC):
-            return _open_zstd(path, raw)
         if magic.startswith(_BZIP2_MAGIC) and magic[3:4].isdigit():     # "BZh" and the block size, 1-9
             return _Owning(bz2.BZ2File(raw, "rb"), raw), (OSError, ValueError)
-        if magic == _XZ_MAGIC:
+        if magic.startswith(_XZ_MAGIC):
             return _Owning(lzma.LZMAFile(raw, "rb"), raw), (OSError, ValueError, lzma.LZMAError)
+        stream = open_codec(raw, magic)
+        if stream is not None:
+            return stream, (OSError, CorruptStream)
         return raw, (OSError,)
     except BaseException:
         raw.close()
         raise
-
-
-def _open_zstd(path: Path, raw):
-    try:
-        from compression import zstd  # Python 3.14+
-
-        return _Owning(zstd.ZstdFile(raw, "rb"), raw), (OSError, ValueError, zstd.ZstdError)
-    except ImportError:
-        pass
-    try:
-        import zstandard
-    except ImportError:
-        raise LogFormatError(
-            f"{path}: line 0: codec 'zstd' is not supported here: install the 'zstandard' package "
-            "(or use Python 3.14+), or decompress it first with `zstd -d`") from None
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    return _Owning(io.BufferedReader(reader), raw), (OSError, ValueError, zstandard.ZstdError)
 
 
 class _Owning:

@@ -3,11 +3,9 @@ r"""The events of a Spark event log, from a file or a rolling log directory, dec
 Spark writes one JSON object per line (an *event*, named by its ``Event`` key)
 to ``spark.eventLog.dir``. Where the log can come from:
 
-- one file, plain or compressed (gzip, bzip2 and xz always; zstd when the ``zstandard``
-  package or Python 3.14's ``compression.zstd`` is importable; told by the
-  file's first bytes. Spark's ``.lz4``, ``.lzf`` and ``.snappy`` use JVM-specific
-  framing and are refused with a :class:`~spn.exceptions.LogFormatError` naming
-  the codec); a trailing ``.inprogress`` is ignored;
+- one file, plain or compressed in any codec Spark writes (zstd, lz4, snappy, lzf:
+  :mod:`spn.logs.codecs`) or archived with gzip, bzip2 or xz, told by the file's
+  first bytes; a trailing ``.inprogress`` is ignored;
 - a rolling log directory ``eventlog_v2_<appId>/``: its ``events_<N>_<appId>``
   files are read in order of N as one log; ``appstatus_*`` markers are ignored.
 
