@@ -15,7 +15,8 @@ from the compiled cluster simulator to a 95 % interval of relative half-width RE
 says whether the reference lies within the decomposition's stated interval widened by the reference's
 own half-width. It writes docs/decomposition.md (never edit it by hand):
 
-    python validation/run_decomposition.py              # 40 grid points + 8 fitted models: ~10-15 min
+    python validation/run_decomposition.py              # 40 grid points + 12 fitted models: ~25 min
+                                                        # (mostly the references, up to 40 s each)
     python validation/run_decomposition.py --quick      # 8 grid points, no fitted models: ~2 min
 
 Seconds are wall time on a shared machine (indicative only); the errors do not depend on the load.
