@@ -52,8 +52,9 @@ POLICIES = ("fifo", "fair")
 GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 #: tangible states up to which X(k) comes from the exact chain (explored and solved in well under a second)
 EXACT_STATES = 5_000
-#: the think time of the exact chains of k users, relative to a job's mean work (a job is resubmitted at once)
-INSTANT = 1e-9
+#: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
+#: at once; two such chains extrapolate to none)
+INSTANT = 1e-6
 #: Erlang stages of a job's progress in the fifo chain, at most
 MAX_STAGES = 40
 #: entries the LU of the fifo chain may fill, about N · r⁴ (r is lowered to fit: 0.1-0.3 s)
@@ -193,18 +194,23 @@ def throughput_curve(desc, *, seed=0, deadline: float | None = None, precision: 
 
 
 def _exact_throughput(desc, k: int) -> Throughput | None:
-    """X(k) from the exact chain of k users whose think time is negligible, or None when it is not small."""
+    """X(k) from the exact chains of k users whose think time ε is negligible, or None when they are not small.
+
+    R(ε) = R(0) + O(ε): two chains, at ε and 2ε, give R(0) = 2 R(ε) − R(2ε) + O(ε²) (ε = :data:`INSTANT`
+    of a job's work per container, so that the chains stay well conditioned and the bias is ~1e-12)."""
     from spn.analysis.solve import solve_application, state_space_lower_bound
 
-    desc_k = _with_users(desc, k, INSTANT * _work(desc) / desc.cluster.containers)
-    if state_space_lower_bound(desc_k) > EXACT_STATES:
+    epsilon = INSTANT * _work(desc) / desc.cluster.containers
+    if state_space_lower_bound(_with_users(desc, k, epsilon)) > EXACT_STATES:
         return None
-    try:
-        solution = solve_application(desc_k, method="direct", max_states=EXACT_STATES, explore_seconds=1.0)
-    except StateSpaceLimitError:
-        return None
-    r = solution.report.measures.mean_execution_time     # E[jobs not thinking] / X: k jobs, minus a negligible few
-    x = k / r
+    times = []
+    for think in (epsilon, 2 * epsilon):
+        try:        # bounded by its size alone, so that the answer does not depend on the machine's load
+            solution = solve_application(_with_users(desc, k, think), method="direct", max_states=EXACT_STATES)
+        except StateSpaceLimitError:
+            return None
+        times.append(solution.report.measures.mean_execution_time)   # E[jobs not thinking] / X
+    x = k / (2 * times[0] - times[1])
     return Throughput(k, x, x, x, "exact")
 
 
