@@ -198,3 +198,38 @@ def test_a_terminal_sees_progress_and_why_a_method_was_left(tmp_path):
     assert proc.returncode == 0
     assert "exploring:" in err and "exact stopped:" in err and "simulating" in err
     assert "mean execution time" in out.decode()
+
+
+# --------------------------------------------------------------------------- the decomposition's place
+#: several users under fifo past a small state budget, saturated: the decomposition's error is tiny there
+_SATURATED = ["scheduler.policy=fifo", "workload.users=6", "workload.think_time=1", "cluster.containers=4",
+              "phases.map.tasks=40", "phases.reduce.tasks=20"]
+
+
+def test_past_the_exact_chain_the_decomposition_answers_when_its_error_is_within_the_precision():
+    result = evaluate(MAPREDUCE, _SATURATED, budget=Budget(max_states=1_000, rel_precision=0.02, seed=1))
+    assert result.method == "decomposition" and "not exact" in result.reason
+    assert (result.interval[1] - result.interval[0]) / 2 <= 0.02 * result.mean_execution_time
+    simulated = evaluate(MAPREDUCE, _SATURATED, method="simulation", budget=Budget(rel_precision=0.01, seed=1))
+    assert abs(result.mean_execution_time / simulated.mean_execution_time - 1) < 0.02
+
+
+def test_a_precision_tighter_than_its_error_leaves_it_for_the_simulation():
+    knee = ["scheduler.policy=fifo", "workload.users=3", "workload.think_time=20", "cluster.containers=4",
+            "phases.map.tasks=40", "phases.reduce.tasks=20"]
+    result = evaluate(MAPREDUCE, knee, budget=Budget(max_states=1_000, rel_precision=0.001, seed=1,
+                                                     max_seconds=20))
+    assert result.method == "simulation" and "not decomposition: its error estimate" in result.reason
+
+
+def test_percentiles_leave_the_decomposition_for_a_method_that_gives_them():
+    result = evaluate(MAPREDUCE, _SATURATED, question=Question(percentiles=(90,)),
+                      budget=Budget(max_states=1_000, rel_precision=0.05, seed=1, max_seconds=20))
+    assert result.method == "simulation" and "not decomposition: it gives the mean" in result.reason
+
+
+def test_method_decomposition_names_it(capsys):
+    code, out, err = run(capsys, "solve", MAPREDUCE, *(x for s in _SATURATED for x in ("--set", s)),
+                         "--method", "decomposition", "--rel-precision", 0.05, "--json")
+    assert code == 0, err
+    assert json.loads(out)["method"] == "decomposition"

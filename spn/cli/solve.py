@@ -21,9 +21,10 @@ def register(commands) -> None:
     _args.add_set(solve, "override a value, e.g. workload.users=5, cluster.containers=8, phases.map.tasks=10 "
                          "(repeatable)")
     _args.add_solver_options(
-        solve, methods=_args.METHODS + ("exact", "job-alone", "simulation"),
+        solve, methods=_args.METHODS + ("exact", "job-alone", "decomposition", "simulation"),
         method_help="auto (default): the most exact method that fits --max-states and --max-seconds (the exact "
-                    "CTMC, then the job-alone bounds for one user, then simulation); exact, job-alone, "
+                    "CTMC, then the job-alone bounds for one user, then the decomposition under fifo and fair "
+                    "when its error is within --rel-precision, then simulation); exact, job-alone, decomposition, "
                     "simulation: that method or an error; a solver name (direct, gmres, ...): the CTMC with "
                     "that solver, or an error",
         max_states_help="the exact method's budget: past N tangible states, --method auto simulates and the "

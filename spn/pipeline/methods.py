@@ -9,6 +9,8 @@ method                  applies to                             error
                         fits ``max_states`` and the time
 ``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
                         phases that never wait for each other
+``decomposition``       one class under fifo or fair; means    X(k)'s intervals propagated + the model's
+                        only (no percentiles)                  error (the gap between its two chains)
 ``simulation``          every model                            a 95 % confidence interval
 ======================  =====================================  ===========================================
 
@@ -16,7 +18,7 @@ A method that starts and finds it cannot finish in time (an exploration projecte
 bounds wider than asked) raises :class:`Skipped`, and the next method answers.
 
 >>> [m.name for m in METHODS]
-['exact', 'job-alone', 'simulation']
+['exact', 'job-alone', 'decomposition', 'simulation']
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import time
 from spn.exceptions import ModelError, StateSpaceLimitError
 from spn.pipeline.result import Result
 
-__all__ = ["METHODS", "Skipped", "Exact", "JobAlone", "Simulation", "method_named"]
+__all__ = ["METHODS", "Skipped", "Exact", "JobAlone", "Decomposition", "Simulation", "method_named"]
 
 #: the share of the time left that exploring an exact chain may take (the rest: solving it, or a fallback)
 EXPLORE_SHARE = 0.5
@@ -155,6 +157,44 @@ class JobAlone:
                       utilization=busy / (desc.cluster.containers * cycle), details=details, report=alone, **extra)
 
 
+class Decomposition:
+    """Several users under fifo or fair: the cluster's throughput X(k) with k jobs, then the closed chain of
+    the users (:mod:`spn.analysis.decomposition`). It answers when its error is within the precision asked."""
+
+    name = "decomposition"
+
+    def applies(self, desc, question) -> str | None:
+        from spn.analysis.decomposition import not_applicable
+
+        if question.needs_distribution:
+            return "it gives the mean, throughput and utilisation, not percentiles"
+        return not_applicable(desc)
+
+    def fits(self, desc, budget) -> str | None:
+        return None
+
+    def run(self, desc, question, budget, clock, reason) -> Result:
+        from spn.analysis.decomposition import decompose
+        from spn.exceptions import SpnError
+
+        try:
+            d = decompose(desc, seed=0 if budget.seed is None else budget.seed, max_seconds=clock.left())
+        except SpnError as error:
+            raise Skipped(f"it could not answer ({error})") from error
+        if d.error_bound > budget.rel_precision:
+            raise Skipped(f"its error estimate +/- {100 * d.error_bound:.2g} % is wider than the precision asked "
+                          f"({100 * budget.rel_precision:g} %, --rel-precision)")
+        ks = [x.k for x in d.curve]
+        how = (f"decomposition: X(k) at k = {', '.join(map(str, ks))} "
+               f"({', '.join(sorted({x.source for x in d.curve}))}), then the closed chain of the users"
+               + (f" (fifo: the two oldest jobs in {d.stages} stages)" if d.policy == "fifo" else " (fair: birth-death)"))
+        details = dict(d.as_dict(), users=desc.workload.users, think_time=desc.workload.think_time,
+                       containers=desc.cluster.containers, policy=d.policy, timings={"decomposition_s": d.seconds})
+        return Result(model=desc.name, method="decomposition", how=how, reason=reason, mean_execution_time=d.mean,
+                      interval=(d.low, d.high), throughput=d.throughput, utilization=d.utilization,
+                      details=details, report=d)
+
+
 class Simulation:
     """A simulation to a 95 % interval of relative half-width ``rel_precision``, within the time left
     (:func:`spn.analysis.solve.simulate_for_solve` chooses the engine)."""
@@ -191,12 +231,12 @@ class Simulation:
 
 
 #: the methods, most exact first
-METHODS = (Exact(), JobAlone(), Simulation())
+METHODS = (Exact(), JobAlone(), Decomposition(), Simulation())
 
 
 def method_named(name: str):
-    """The methods ``--method NAME`` allows: ``auto`` all of them, ``exact``/``job-alone``/``simulation``
-    one, a steady-state solver's name (``direct``, ``gmres``...) the exact method with that solver."""
+    """The methods ``--method NAME`` allows: ``auto`` all of them, ``exact``/``job-alone``/``decomposition``/
+    ``simulation`` one, a steady-state solver's name (``direct``, ``gmres``...) the exact method with that solver."""
     if name == "auto":
         return METHODS
     for method in METHODS:

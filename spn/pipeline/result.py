@@ -25,6 +25,9 @@ INTERVAL_KINDS = {
     "exact": "exact CTMC: no interval (its numerical error is the solver's tolerance)",
     "job-alone": "numerical: rigorous bounds of the job-alone method (not the spread of real runs)",
     "simulation": "numerical: 95 % confidence intervals of the simulation (not the spread of real runs)",
+    "decomposition": "numerical: the simulated X(k)'s 95 % intervals propagated, widened by the model's error "
+                     "(the gap between its fifo and birth-death chains; measured in docs/decomposition.md), "
+                     "not the spread of real runs",
 }
 
 
@@ -42,7 +45,7 @@ def percentile_key(q: float) -> str:
 class Result:
     """One configuration evaluated by one method.
 
-    ``method``: ``exact``, ``job-alone`` or ``simulation``; ``how``: the method in words;
+    ``method``: ``exact``, ``job-alone``, ``decomposition`` or ``simulation``; ``how``: the method in words;
     ``reason``: why no more exact method answered (None when the exact chain did);
     ``interval``: (low, high) around ``mean_execution_time``; ``percentiles``: {q: seconds};
     ``percentile_intervals``: {q: (low, high)}; ``deadline_probability`` with its

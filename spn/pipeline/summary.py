@@ -45,6 +45,8 @@ def format_report(result: dict) -> str:
         return _format_simulated(result)
     if result.get("method") == "job-alone":
         return _format_alone(result)
+    if result.get("method") == "decomposition":
+        return _format_decomposition(result)
     if "classes" in result:
         return _format_exact_classes(result)
     solver = result["solver"]
@@ -87,6 +89,26 @@ def _format_alone(result: dict) -> str:
                                 f"{result['high']:.6g}] (+/- {100 * result['error_bound']:.2g} % at most)"),
         ("throughput", f"{result['throughput']:.6g} jobs/s"),
         ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("time", f"total {result['timings']['total_s']:.3f} s"),
+    ])
+
+
+def _format_decomposition(result: dict) -> str:
+    """The ``spn solve`` table when the decomposition answered: R, its interval and what it is made of."""
+    curve = result["throughput_curve"]
+    return _rows([
+        ("model", result["model"]),
+        ("method", "decomposition (flow-equivalent server)" + _why(result)),
+        *_policy_row(result),
+        ("users (N)", f"{result['users']}"),
+        ("think time (Z)", f"{result['think_time']:g} s"),
+        ("containers (C)", f"{result['containers']}"),
+        ("mean execution time", f"{result['mean_execution_time']:.6g} s  [{result['low']:.6g}, {result['high']:.6g}] "
+                                f"(+/- {100 * result['error_bound']:.2g} %: X(k) intervals and model error "
+                                f"{result['model_error_s']:.3g} s)"),
+        ("throughput", f"{result['throughput']:.6g} jobs/s"),
+        ("utilisation", f"{100 * result['utilization']:.2f} %"),
+        ("X(k)", ", ".join(f"{x['k']}: {x['X']:.4g}" for x in curve) + " jobs/s"),
         ("time", f"total {result['timings']['total_s']:.3f} s"),
     ])
 

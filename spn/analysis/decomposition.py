@@ -1,0 +1,384 @@
+"""Several users under ``fifo`` or ``fair`` at any scale: a flow-equivalent-server decomposition.
+
+The cluster with k jobs always present (a job that ends is replaced at once) completes X(k)
+jobs per second. The closed system of N users thinking Z seconds is then reduced to a small
+chain over the number n of jobs in the cluster (docs/design.md §5.8):
+
+- X(k) comes from the exact chain of the job-identity net with k users whose think time is
+  negligible, where that chain is small (:data:`EXACT_STATES`), else from short runs of the
+  compiled cluster simulator (:mod:`spn.simulation.cluster_compiled`) with k users and no think
+  time, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
+  bound C / W (W the mean container-seconds of a job), interpolated between (monotone cubic);
+- ``fair`` shares the containers equally between the jobs, a symmetric discipline: the
+  birth-death chain with arrivals (N − n)/Z and completions X(n) (:func:`birth_death`);
+- ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
+  takes what the older one leaves. The chain follows the progress of the two oldest jobs in r
+  Erlang stages each (r from the squared coefficient of variation of a job's time alone): the
+  oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs together complete
+  X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
+  which the birth-death chain, whose completions are memoryless, does not say.
+
+R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user (a job's cycle is
+Z + 1 / X(1)) and where the cluster is product-form (one exponential task per job: an M/M/C
+station, r = 1, both chains are the birth-death chain) when X(k) is exact. The error it reports
+is the simulated X(k)'s 95 % intervals propagated through the chain plus, as the model's error,
+the gap between the two chains (validation/run_decomposition.py measures both against long
+simulations: docs/decomposition.md).
+
+>>> from spn.description import parse_description
+>>> desc = parse_description({"name": "x", "workload": {"users": 3, "think_time": 2.0},
+...     "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 1, "task_time": 1.0, "shape": 1}]})
+>>> d = decompose(desc)     # X(k) = min(k, 2): an M/M/2 station; X(2) is the bound C / W, so the curve stops
+>>> round(d.mean, 6), d.stages, d.low == d.high, [x.source for x in d.curve]
+(1.055556, 1, True, ['exact', 'exact'])
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
+
+__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "birth_death",
+           "oldest_two", "job_stages", "EXACT_STATES", "MAX_STAGES", "MAX_FILL", "POLICIES"]
+
+#: the policies it models (gate: see :func:`not_applicable`)
+POLICIES = ("fifo", "fair")
+#: the numbers of jobs at which X(k) is measured (then every k up to N is interpolated)
+GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+#: tangible states up to which X(k) comes from the exact chain (explored and solved in well under a second)
+EXACT_STATES = 5_000
+#: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
+#: at once; two such chains extrapolate to none)
+INSTANT = 1e-6
+#: Erlang stages of a job's progress in the fifo chain, at most
+MAX_STAGES = 40
+#: entries the LU of the fifo chain may fill, about N · r⁴ (r is lowered to fit: 0.1-0.3 s)
+MAX_FILL = 400_000
+#: relative half-width of the 95 % interval each simulated X(k) is run to, within its share of the time
+X_PRECISION = 0.002
+#: X(k) within this fraction of the containers' bound C / W: the curve is flat from there on
+SATURATED = 0.998
+#: jobs alone simulated for the coefficient of variation of a job's time (its stages)
+ALONE_JOBS = 400
+#: replications of each simulated X(k): a pilot, then what Stein's rule asks for X_PRECISION, at most
+PILOT, MAX_REPLICATIONS = 3, 40
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """X(k): ``value`` jobs/s with ``k`` jobs always present, its 95 % interval (``low``, ``high``;
+    equal when ``source`` is ``exact``), and the ``jobs`` simulated for it."""
+
+    k: int
+    value: float
+    low: float
+    high: float
+    source: str
+    jobs: int = 0
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """The answer: ``mean`` (R), its interval (``low``, ``high``: the X(k)'s intervals propagated, widened
+    by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the two chains' R
+    (``birth_death_mean``, ``oldest_two_mean``), the ``stages`` r of the fifo chain, the ``curve`` of
+    measured X(k), and the seconds it took."""
+
+    mean: float
+    low: float
+    high: float
+    throughput: float
+    utilization: float
+    model_error: float
+    birth_death_mean: float
+    oldest_two_mean: float
+    stages: int
+    policy: str
+    curve: tuple
+    seconds: float
+
+    @property
+    def error_bound(self) -> float:
+        """The interval's half-width relative to the mean (the larger side)."""
+        return max(self.mean - self.low, self.high - self.mean) / self.mean
+
+    def as_dict(self) -> dict:
+        return {"low": self.low, "high": self.high, "error_bound": self.error_bound,
+                "model_error_s": self.model_error, "birth_death_mean": self.birth_death_mean,
+                "oldest_two_mean": self.oldest_two_mean, "stages": self.stages,
+                "throughput_curve": [{"k": x.k, "X": x.value, "low": x.low, "high": x.high, "source": x.source,
+                                      "jobs": x.jobs} for x in self.curve]}
+
+
+def not_applicable(desc) -> str | None:
+    """Why the decomposition does not model ``desc`` (None: it does).
+
+    >>> from spn.description import load_description
+    >>> print(not_applicable(load_description("models/mapreduce.yaml")))
+    under gate spn solves the paper's net, whose finished tasks pool across jobs; the simulator that measures X(k) keeps jobs apart
+    """
+    if desc.classes:
+        return "query classes share the cluster through queues; the flow-equivalent server is for one class"
+    if desc.scheduler.policy not in POLICIES:
+        return ("under gate spn solves the paper's net, whose finished tasks pool across jobs; "
+                "the simulator that measures X(k) keeps jobs apart")
+    return None
+
+
+def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: float = X_PRECISION) -> Decomposition:
+    """R, X and U of ``desc`` by the decomposition; raises :class:`ModelError` where it does not apply,
+    :class:`SpnError` when X(k) could not be measured within ``max_seconds`` (None: no limit). ``seed``
+    makes the simulations of X(k) repeatable (their length does not depend on the clock)."""
+    why = not_applicable(desc)
+    if why:
+        raise ModelError(f"the decomposition does not apply: {why}")
+    started = time.perf_counter()
+    deadline = None if max_seconds is None else started + max_seconds
+    N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
+    work = _work(desc)
+    curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
+    stages = job_stages(desc, seed=seed, users=N) if N > 1 else 1
+
+    def mean(pick: str) -> tuple[float, float]:
+        rates = _rates(curve, N, pick, C / work)
+        return _response(N, Z, birth_death(N, Z, rates)), _response(N, Z, oldest_two(N, Z, rates, stages))
+
+    r_bd, r_fifo = mean("value")
+    chosen = r_fifo if desc.scheduler.policy == "fifo" else r_bd
+    slow, fast = mean("low"), mean("high")       # lower throughputs, longer times
+    index = 1 if desc.scheduler.policy == "fifo" else 0
+    gap = abs(r_fifo - r_bd)
+    low, high = min(fast[index], chosen) - gap, max(slow[index], chosen) + gap
+    x = N / (chosen + Z)
+    return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
+                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, stages=stages,
+                         policy=desc.scheduler.policy, curve=curve, seconds=time.perf_counter() - started)
+
+
+def _response(N: int, Z: float, x: float) -> float:
+    return max(N / x - Z, 0.0)
+
+
+def _work(desc) -> float:
+    """W: the mean container-seconds of one job."""
+    return float(sum(p.tasks * p.task_time for p in desc.phases))
+
+
+def _with_users(desc, k: int, think_time: float):
+    return replace(desc, workload=replace(desc.workload, users=k, think_time=think_time))
+
+
+def throughput_curve(desc, *, seed=0, deadline: float | None = None, precision: float = X_PRECISION) -> tuple:
+    """X(k) on the grid (:data:`GRID` up to N, and N), exact where the chain of k users is small, else
+    simulated; it stops where X(k) reaches :data:`SATURATED` of the containers' bound C / W."""
+    N, C = desc.workload.users, desc.cluster.containers
+    bound = C / _work(desc)
+    ks = sorted({k for k in GRID if k < N} | {N})
+    exact = desc.scheduler.policy in POLICIES and all(p.distribution in ("erlang", "exponential") for p in desc.phases)
+    rng = np.random.default_rng(seed)
+    curve = []
+    for k in ks:
+        point = _exact_throughput(desc, k) if exact else None
+        if point is None:
+            exact = False       # larger k have larger chains
+            point = _simulated_throughput(desc, k, rng, deadline, precision)
+        curve.append(point)
+        if point.low >= SATURATED * bound:
+            break
+    return tuple(curve)
+
+
+def _exact_throughput(desc, k: int) -> Throughput | None:
+    """X(k) from the exact chains of k users whose think time ε is negligible, or None when they are not small.
+
+    R(ε) = R(0) + O(ε): two chains, at ε and 2ε, give R(0) = 2 R(ε) − R(2ε) + O(ε²) (ε = :data:`INSTANT`
+    of a job's work per container, so that the chains stay well conditioned and the bias is ~1e-12)."""
+    from spn.analysis.solve import solve_application, state_space_lower_bound
+
+    epsilon = INSTANT * _work(desc) / desc.cluster.containers
+    if state_space_lower_bound(_with_users(desc, k, epsilon)) > EXACT_STATES:
+        return None
+    times = []
+    for think in (epsilon, 2 * epsilon):
+        try:        # bounded by its size alone, so that the answer does not depend on the machine's load
+            solution = solve_application(_with_users(desc, k, think), method="direct", max_states=EXACT_STATES)
+        except StateSpaceLimitError:
+            return None
+        times.append(solution.report.measures.mean_execution_time)   # E[jobs not thinking] / X
+    x = k / (2 * times[0] - times[1])
+    return Throughput(k, x, x, x, "exact")
+
+
+def _simulated_throughput(desc, k: int, rng, deadline: float | None, precision: float) -> Throughput:
+    """X(k) from replications of the compiled cluster simulator with k users and no think time.
+
+    Estimated as busy container-seconds / (W · time) (every job brings W container-seconds on average,
+    so this is X by the utilisation law): jobs that end together, as under fair, make the count of
+    completions in a window jumpy, and the busy time is not. A ratio estimator over the replications,
+    with a Student t interval; a pilot of :data:`PILOT`, then as many as Stein's rule asks for
+    ``precision`` (at most :data:`MAX_REPLICATIONS`), so that one seed gives one answer whatever the
+    machine's load. Past ``deadline`` (a :func:`time.perf_counter` instant), :class:`SpnError`."""
+    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+    from spn.simulation.distributions import SimulationTimeout
+
+    if not compiled_cluster_ready():
+        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
+    sim = CompiledClusterSimulator(_with_users(desc, k, 0.0))
+    work = _work(desc)
+    tasks = sum(p.tasks for p in desc.phases)
+    length = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
+    busy, durations, jobs = [], [], 0
+    wanted = PILOT
+    while len(busy) < wanted:
+        try:
+            rep = sim.run(rng, warmup=k + 5, length=length, deadline=deadline)
+        except SimulationTimeout:
+            raise SpnError(f"simulating X({k}) took longer than the time given") from None
+        busy.append(rep.busy_area / work)
+        durations.append(rep.duration)
+        jobs += rep.completions
+        if len(busy) == PILOT:
+            x, half = _ratio(busy, durations)
+            wanted = min(MAX_REPLICATIONS, max(PILOT, math.ceil(PILOT * (half / (precision * x)) ** 2)))
+    x, half = _ratio(busy, durations)
+    return Throughput(k, x, max(x - half, 1e-300), x + half, "simulation", jobs)
+
+
+def _ratio(numerators, denominators) -> tuple[float, float]:
+    """Σ a / Σ b and the half-width of its 95 % Student t interval (delta method).
+
+    >>> [round(v, 6) for v in _ratio([1.0, 1.2, 0.8], [1.0, 1.0, 1.0])]
+    [1.0, 0.496828]
+    """
+    from scipy import stats
+
+    a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    n = a.size
+    x = a.sum() / b.sum()
+    half = stats.t.ppf(0.975, n - 1) * np.std(a - x * b, ddof=1) / (math.sqrt(n) * b.mean())
+    return float(x), float(half)
+
+
+def _rates(curve: tuple, N: int, pick: str, bound: float) -> np.ndarray:
+    """X(0..N): 0, then the curve's ``pick`` (value, low, high) at every k, interpolated between the grid
+    points by a monotone cubic; past the last one (saturated) flat, and ``high`` the containers' bound."""
+    from scipy.interpolate import PchipInterpolator
+
+    ks = np.array([x.k for x in curve], dtype=float)
+    xs = np.array([getattr(x, pick) for x in curve])
+    out = np.zeros(N + 1)
+    k = np.arange(1, N + 1, dtype=float)
+    if len(ks) == 1:
+        out[1:] = xs[0]
+    else:
+        out[1:] = PchipInterpolator(ks, xs)(np.minimum(k, ks[-1]))
+    past = k > ks[-1]
+    out[1:][past] = max(bound, xs[-1]) if pick == "high" else xs[-1]
+    return out
+
+
+def birth_death(N: int, Z: float, rates) -> float:
+    """The throughput of N users thinking Z s in front of a station completing ``rates[n]`` jobs/s with n
+    jobs: the birth-death chain, solved exactly (in logarithms).
+
+    >>> round(birth_death(2, 1.0, [0.0, 1.0, 1.0]), 6)     # M/M/1//2: p0 = 1/5, X = 1 - p0
+    0.8
+    """
+    rates = np.asarray(rates, dtype=float)
+    n = np.arange(1, N + 1)
+    log_p = np.concatenate([[0.0], np.cumsum(np.log((N - n + 1) / Z) - np.log(rates[1:N + 1]))])
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    return float(p[1:] @ rates[1:N + 1])
+
+
+def oldest_two(N: int, Z: float, rates, stages: int, *, rtol: float = 1e-10) -> float:
+    """The throughput of N users thinking Z s in front of a fifo cluster completing ``rates[n]`` jobs/s
+    with n jobs, each job's progress in ``stages`` Erlang stages: the oldest job at ``stages · rates[1]``,
+    the second at ``stages · (rates[n] − rates[1])`` (what the oldest leaves), the others waiting. A job
+    ends after its last stage (the second may end first); the chain is solved by a sparse LU
+    (its residual checked against ``rtol``).
+
+    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)    # one stage: the birth-death chain
+    0.8
+    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 40), 3)   # M/E40/1//2, near M/D/1//2's e / (e + 1/2) = 0.845
+    0.843
+    """
+    from scipy.sparse import coo_matrix, diags
+    from scipy.sparse.linalg import splu
+
+    rates = np.asarray(rates, dtype=float)
+    r = int(stages)
+    # states: 0 (empty); n = 1: j1 (r states); n >= 2: (j1, j2) (r² states each)
+    size = 1 + r + (N - 1) * r * r
+    rows, cols, vals = [], [], []
+    ends_from, ends_rate = [], []
+
+    def add(a, b, v, end=False):
+        a, b, v = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(v, dtype=float))
+        rows.append(a.ravel())
+        cols.append(b.ravel())
+        vals.append(v.ravel())
+        if end:
+            ends_from.append(a.ravel())
+            ends_rate.append(v.ravel())
+
+    j = np.arange(r)
+    one = 1 + j                                      # n = 1, stage j1
+    add(0, 1, N / Z)                                 # an arrival to the empty cluster
+    if N >= 2:
+        add(one, 1 + r + j * r, (N - 1) / Z)         # a second job arrives, at stage 0
+    add(one[:-1], one[1:], r * rates[1])
+    add(one[-1], 0, r * rates[1], end=True)
+    j1, j2 = np.meshgrid(j, j, indexing="ij")
+    j1, j2 = j1.ravel(), j2.ravel()
+    for n in range(2, N + 1):
+        base = 1 + r + (n - 2) * r * r
+        here = base + j1 * r + j2
+        second = max(rates[n] - rates[1], 0.0)
+        if n < N:
+            add(here, here + r * r, (N - n) / Z)    # a third or later job arrives, behind the two
+        step1 = j1 < r - 1
+        add(here[step1], here[step1] + r, r * rates[1])
+        below = 1 + j2 if n == 2 else 1 + r + (n - 3) * r * r + j2 * r      # the second becomes the oldest
+        add(here[~step1], below[~step1], r * rates[1], end=True)
+        if second > 0:
+            step2 = j2 < r - 1
+            add(here[step2], here[step2] + 1, r * second)
+            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * r * r + j1 * r   # the second ends first
+            add(here[~step2], gone[~step2], r * second, end=True)
+    rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
+    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
+    # π_0 = 1, then the balance equations of the other states: a banded system in this (level-major) order,
+    # whose LU fills about N·r⁴ entries (MAX_FILL bounds it)
+    rest = splu(Q[1:, 1:].T.tocsc(), permc_spec="NATURAL").solve(-Q[0, 1:].toarray().ravel())
+    pi = np.concatenate([[1.0], rest])
+    pi /= pi.sum()
+    residual = float(np.abs(pi @ Q).sum())
+    if not (np.all(pi > -1e-12) and residual <= rtol * float(np.abs(Q.diagonal()).max())):
+        raise SpnError(f"the fifo chain was not solved (residual {residual:.2g})")
+    return float(pi[np.concatenate(ends_from)] @ np.concatenate(ends_rate))
+
+
+def job_stages(desc, *, seed=0, users: int | None = None) -> int:
+    """r, the Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
+    alone (simulated), rounded, at most :data:`MAX_STAGES` and what keeps the fifo chain of ``users``
+    within :data:`MAX_FILL`."""
+    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+
+    if not compiled_cluster_ready():
+        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
+    sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
+    tasks = sum(p.tasks for p in desc.phases)
+    jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
+    times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
+    scv = float(np.var(times) / np.mean(times) ** 2)
+    users = users or desc.workload.users
+    fit = int((MAX_FILL / max(users, 1)) ** 0.25)
+    return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES, fit))

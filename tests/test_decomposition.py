@@ -1,0 +1,145 @@
+"""spn.analysis.decomposition: the flow-equivalent server of several users under fifo and fair.
+
+Exact where the theory says so (one user; one exponential task per job, an M/M/C station) when X(k) is
+exact; within its stated error of the exact chain on small nets; refused outside its assumptions.
+"""
+
+import numpy as np
+import pytest
+
+from spn.analysis.decomposition import (
+    birth_death, decompose, not_applicable, oldest_two, throughput_curve,
+)
+from spn.description import load_description, parse_description
+from spn.pipeline import Budget, Question, evaluate_description
+from spn.pipeline.methods import Decomposition
+
+
+def _desc(users, think, containers, phases, edges=(), policy="fifo"):
+    return parse_description({"name": "d", "workload": {"users": users, "think_time": think},
+                              "cluster": {"containers": containers}, "scheduler": {"policy": policy},
+                              "phases": phases, "edges": [list(e) for e in edges]})
+
+
+def _exact(desc):
+    return evaluate_description(desc, method="exact").mean_execution_time
+
+
+# --------------------------------------------------------------------------- the two chains
+def test_the_birth_death_chain_is_the_machine_repairman_model():
+    # N users, think Z, one exponential server of rate mu: p_n proportional to N!/(N-n)! (1/(Z mu))^n
+    N, Z, mu = 5, 3.0, 0.7
+    weights = np.array([np.prod([(N - i) / (Z * mu) for i in range(n)]) for n in range(N + 1)])
+    p = weights / weights.sum()
+    assert birth_death(N, Z, [0.0] + [mu] * N) == pytest.approx(mu * (1 - p[0]), rel=1e-12)
+
+
+@pytest.mark.parametrize("users", [1, 2, 7])
+def test_the_fifo_chain_with_one_stage_is_the_birth_death_chain(users):
+    rates = np.concatenate([[0.0], np.cumsum(np.random.default_rng(users).uniform(0.1, 1.0, users))])
+    assert oldest_two(users, 2.5, rates, 1) == pytest.approx(birth_death(users, 2.5, rates), rel=1e-10)
+
+
+def test_the_fifo_chain_of_one_server_tends_to_deterministic_service_as_its_stages_grow():
+    # M/E_r/1//2 with S = Z = 1: from the exponential server's 0.8 to the deterministic one's e/(e + 1/2)
+    xs = [oldest_two(2, 1.0, [0.0, 1.0, 1.0], r) for r in (1, 2, 5, 20, 40)]
+    assert xs[0] == pytest.approx(0.8, rel=1e-12)
+    assert all(a < b for a, b in zip(xs, xs[1:]))
+    assert xs[-1] == pytest.approx(np.e / (np.e + 0.5), rel=2e-3)
+
+
+def test_one_user_keeps_all_its_throughput_with_every_chain():
+    assert oldest_two(1, 4.0, [0.0, 0.5], 30) == pytest.approx(1 / (4.0 + 2.0), rel=1e-12)
+    assert birth_death(1, 4.0, [0.0, 0.5]) == pytest.approx(1 / (4.0 + 2.0), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- exact where it should be
+@pytest.mark.parametrize("policy", ["fifo", "fair"])
+def test_one_exponential_task_per_job_is_product_form_and_exact(policy):
+    desc = _desc(6, 1.5, 3, [{"name": "p", "tasks": 1, "task_time": 1.0, "shape": 1}], policy=policy)
+    d = decompose(desc)
+    assert d.stages == 1 and all(x.source == "exact" for x in d.curve)
+    assert d.mean == pytest.approx(_exact(desc), rel=1e-6)
+    assert d.low == pytest.approx(d.mean, rel=1e-9) and d.high == pytest.approx(d.mean, rel=1e-9)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "fair"])
+def test_one_user_is_exact(policy):
+    desc = _desc(1, 4.0, 2, [{"name": "m", "tasks": 3, "task_time": 1.0, "shape": 2},
+                             {"name": "r", "tasks": 2, "task_time": 2.0, "shape": 2}], [("m", "r")], policy)
+    d = decompose(desc)
+    assert d.mean == pytest.approx(_exact(desc), rel=1e-6)
+    assert d.throughput == pytest.approx(1 / (4.0 + d.mean), rel=1e-12)
+    assert d.model_error == pytest.approx(0.0, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- within its error elsewhere
+@pytest.mark.parametrize("policy", ["fifo", "fair"])
+@pytest.mark.parametrize("users, think", [(2, 3.0), (3, 6.0)])
+def test_it_is_within_its_stated_error_of_the_exact_chain_on_small_nets(policy, users, think):
+    desc = _desc(users, think, 2, [{"name": "m", "tasks": 3, "task_time": 1.0, "shape": 2},
+                                   {"name": "r", "tasks": 2, "task_time": 1.5, "shape": 2}], [("m", "r")], policy)
+    d = decompose(desc)
+    exact = _exact(desc)
+    assert all(x.source == "exact" for x in d.curve)      # X(k) exact: the only error is the model's
+    assert d.low - 1e-9 <= exact <= d.high + 1e-9
+    assert abs(d.mean - exact) / exact < 0.05
+    assert d.utilization == pytest.approx(d.throughput * (3 * 1.0 + 2 * 1.5) / 2, rel=1e-12)
+
+
+def test_simulated_throughputs_carry_intervals_that_cover_the_exact_ones():
+    desc = _desc(3, 2.0, 2, [{"name": "p", "tasks": 4, "task_time": 1.0, "shape": 2}])
+    exact = throughput_curve(desc)
+    import spn.analysis.decomposition as decomposition
+
+    saved = decomposition.EXACT_STATES
+    decomposition.EXACT_STATES = 0          # every X(k) simulated
+    try:
+        simulated = throughput_curve(desc, seed=3)
+    finally:
+        decomposition.EXACT_STATES = saved
+    assert [x.source for x in simulated] == ["simulation"] * len(simulated)
+    for e, s in zip(exact, simulated):
+        assert s.low * (1 - 1e-9) <= e.value <= s.high * (1 + 1e-9) and (s.high - s.low) / s.value < 0.02
+
+
+def test_the_containers_bound_is_never_passed_and_the_curve_stops_there():
+    desc = _desc(40, 1.0, 4, [{"name": "p", "tasks": 20, "task_time": 1.0, "shape": 3}])
+    curve = throughput_curve(desc, seed=1)
+    bound = 4 / 20.0
+    assert curve[-1].k < 40 and curve[-1].low >= 0.99 * bound
+    assert all(x.value <= bound * 1.002 for x in curve)
+
+
+def test_one_seed_gives_one_answer():
+    desc = _desc(5, 10.0, 4, [{"name": "p", "tasks": 30, "task_time": 1.0, "shape": 4}])
+    a, b = decompose(desc, seed=7), decompose(desc, seed=7)
+    assert (a.mean, a.low, a.high, a.curve) == (b.mean, b.low, b.high, b.curve)
+
+
+# --------------------------------------------------------------------------- refused outside its assumptions
+def test_it_is_refused_with_the_reason_outside_its_assumptions():
+    assert "gate" in not_applicable(load_description("models/mapreduce.yaml"))
+    assert "classes" in not_applicable(load_description("models/two-queues.yaml"))
+    fifo = load_description("models/mapreduce.yaml", ["scheduler.policy=fifo"])
+    assert not_applicable(fifo) is None
+    assert "percentiles" in Decomposition().applies(fifo, Question(percentiles=(95,)))
+    with pytest.raises(Exception, match="does not apply"):
+        decompose(load_description("models/mapreduce.yaml"))
+
+
+def test_a_named_decomposition_outside_its_assumptions_is_a_one_line_error(capsys):
+    from spn.cli import main
+
+    code = main(["solve", "models/mapreduce.yaml", "--method", "decomposition"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "gate" in err
+
+
+def test_the_pipeline_names_it_and_its_error():
+    desc = _desc(4, 5.0, 3, [{"name": "p", "tasks": 12, "task_time": 1.0, "shape": 3}])
+    result = evaluate_description(desc, method="decomposition", budget=Budget(rel_precision=0.5))
+    out = result.as_dict()
+    assert out["method"] == "decomposition" and out["interval_kind"].startswith("numerical")
+    assert out["low"] <= out["mean_execution_time"] <= out["high"]
+    assert "decomposition" in result.summary()
