@@ -56,6 +56,31 @@ def test_the_lower_bound_never_exceeds_the_chain(desc):
     assert state_space_lower_bound(desc) <= states
 
 
+def chains_of_several_users():
+    """Chains of 1-3 phases under fifo and fair, 2-3 users: where two jobs meet, the bound counts them."""
+    rng = np.random.default_rng(5)
+    for k in range(16):
+        n = int(rng.integers(1, 4))
+        phases = [{"name": f"p{i}", "tasks": int(rng.integers(1, 6)), "task_time": 1.0,
+                   "shape": int(rng.integers(1, 3))} for i in range(n)]
+        yield parse_description({"name": f"c{k}", "workload": {"users": int(rng.integers(2, 4)), "think_time": 3.0},
+                                 "cluster": {"containers": int(rng.integers(2, 6))}, "phases": phases,
+                                 "edges": [[f"p{i}", f"p{i + 1}"] for i in range(n - 1)],
+                                 "scheduler": {"policy": ("fifo", "fair")[k % 2]}})
+
+
+@pytest.mark.parametrize("desc", list(chains_of_several_users()), ids=lambda d: d.name)
+def test_the_two_job_bound_never_exceeds_the_chain(desc):
+    assert state_space_lower_bound(desc) <= solve_application(desc).state_space.n_states
+
+
+def test_the_papers_scale_under_fifo_is_past_max_states_by_the_bound_alone(monkeypatch):
+    desc = load_description(MAPREDUCE, ["workload.users=50", "cluster.containers=300", "phases.map.tasks=500",
+                                        "phases.reduce.tasks=500", "scheduler.policy=fifo"])
+    no_exploration(monkeypatch)
+    assert state_space_lower_bound(desc) > 5e6 and "past max_states" in choose_method(desc)
+
+
 def test_the_bound_is_exact_for_a_phase_alone():
     desc = parse_description(ALONE)
     assert state_space_lower_bound(desc) == 49
@@ -108,11 +133,15 @@ def test_where_the_chain_fits_the_answer_is_the_exact_one():
 def test_past_the_bound_it_simulates_without_exploring(monkeypatch):
     desc = parse_description(ALONE)
     exact = solve_description(desc).measures.mean_execution_time
-    no_exploration(monkeypatch)
+    # one user whose job-alone bounds are wider than 1 %: the decomposition, exact for one user (its chain
+    # of one job is explored: the exact method's is not)
     answer = chosen(desc, max_states=40, seed=3, rel_precision=0.01)
-    # one user whose job-alone bounds are wider than 1 %: simulated by the job-level model, compiled once
-    # this installation has compiled it (in the background)
-    assert answer.method == "simulation" and "at least 49 tangible states" in answer.details["reason"]
+    assert answer.method == "decomposition" and "at least 49 tangible states" in answer.reason
+    assert answer.mean_execution_time == pytest.approx(exact, rel=1e-6)
+    no_exploration(monkeypatch)
+    answer = evaluate_description(desc, budget=Budget(max_states=40, seed=3, rel_precision=0.01),
+                                  method="simulation")
+    # the job-level model, compiled once this installation has compiled it (in the background)
     assert answer.details["engine"] in ("cluster", "compiled") and answer.details["warmup_jobs"] == 0
     assert answer.interval[0] <= exact <= answer.interval[1] and answer.details["rel_half_width"] <= 0.01
 
@@ -202,6 +231,12 @@ def test_thousands_of_users_are_simulated_without_building_their_job_identity_ne
     assert job_net_too_large(crowd(3)) is None
     assert job_net_too_large(crowd(10_000, policy="gate")) is None      # the paper's net has no slots
     assert str(JOB_NET_MAX_PLACES) in job_net_too_large(crowd(300)).replace(",", "")
-    monkeypatch.setattr(jobs, "build_jobs", lambda *a, **k: pytest.fail("built a job-identity net of 300 slots"))
+    build = jobs.build_jobs
+
+    def small_only(desc, **options):      # the decomposition's chains of a few jobs are small
+        if desc.workload.users > 10:
+            pytest.fail(f"built a job-identity net of {desc.workload.users} slots")
+        return build(desc, **options)
+    monkeypatch.setattr(jobs, "build_jobs", small_only)
     answer = chosen(crowd(300), max_seconds=5, rel_precision=0.05)
-    assert answer.method == "simulation" and "job-identity net" in answer.details["reason"]
+    assert answer.method in ("decomposition", "simulation") and "job-identity net" in answer.reason
