@@ -148,10 +148,10 @@ def test_spn_solve_answers_one_user_past_the_state_limit_with_the_job_alone_meth
     assert result["utilization"] == pytest.approx((240 * 10.0 + 20 * 1.0) / (8 * (r + 10.0)))
 
 
-def test_several_users_past_the_state_limit_are_simulated():
+def test_several_users_past_the_state_limit_are_answered_by_a_method_for_several_users():
     result = evaluate_description(big_one_user_model(users=2),
                                   budget=Budget(max_states=10_000, seed=1, max_seconds=30)).as_dict()
-    assert result["method"] == "simulation"
+    assert result["method"] in ("decomposition", "simulation")      # not job-alone: the jobs meet
 
 
 def test_the_job_alone_table_shows_the_method_and_the_bounds(capsys):
