@@ -45,7 +45,7 @@ from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
 from spn.statespace.compiled_gates import gates_hold
-from spn.statespace.kernel_arrays import group_arrays, instant_arrays, work_arrays
+from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
 from spn.statespace.space import Parts, progress_line
 
 #: the kernel's answers
@@ -61,6 +61,8 @@ DEPTH_LIMIT = 10_000
 STACK_SIZE = 1 << 14
 #: tangible markings expanded per kernel call (between progress lines)
 CHUNK = 1 << 16
+#: tangible markings from which each instantaneous activity's sentinel test is chosen (kernel_arrays.pick_sentinels)
+SAMPLE = 1 << 12
 #: tangible landings looked up together (their table slots are fetched in one pass)
 BATCH = 1 << 14
 #: room for the landings of the marking that fills a batch
@@ -78,7 +80,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     started = time.perf_counter() if started is None else started
     clock = guards.TimeBudget(max_seconds, started=started, max_states=max_states)
     timed = group_arrays(ActivityTable(net, net.timed))
-    order, instant, priority, rivals, gates = instant_arrays(net)     # highest priority first (_choices)
+    order, instant, priority, links, gates = instant_arrays(net, timed)    # highest priority first (_choices)
     gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
@@ -98,10 +100,15 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     counts = np.zeros(8, dtype=np.int64)
     counts[1] = -1
     last_report, budget = time.perf_counter(), guards.MemoryBudget()
+    sampled = 0
     while True:
+        if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
+            sampled = int(counts[0])
+            pick_sentinels(links, instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
-                         state, path, pending, levels, max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
+                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
+                         state, path, pending, levels, max_states, CHUNK if sampled else SAMPLE, PATH_LIMIT,
+                         DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
@@ -288,30 +295,38 @@ def _window(m, ptr, column, threshold, delta_a, b):
 
 
 @_inlined
-def _run_length(m, a, instant, gates, rivals):
+def _run_length(m, a, instant, gates, links):
     """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
-    once when a gate could stop the run or start a rival."""
+    once when a gate could stop the run or start a rival. Only the rivals that test a place a
+    changes can start during the run (its stoppers, :func:`~spn.statespace.kernel_arrays.link_arrays`)."""
     if gates is not None and not gates[0][a]:
         return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
-    for b in range(rivals.shape[1]):
-        if rivals[a, b]:
-            lo, hi = _window(m, ptr, column, threshold, delta[a], b)
-            if lo < hi:
-                run = min(run, max(lo, 1))
+    for r in range(links[a], links[a + 1]):
+        lo, hi = _window(m, ptr, column, threshold, delta[a], links[r])
+        if lo < hi:
+            run = min(run, max(lo, 1))
     return 1 if run >= UNBOUNDED else run
 
 
 @_inlined
-def _choices(m, instant, gates, priority, choice):
+def _choices(m, instant, gates, priority, links, woken, choice):
     """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
-    into ``choice``; returns how many, and their total weight (0 choices: m is tangible)."""
+    into ``choice``; returns how many, and their total weight (0 choices: m is tangible).
+    ``woken``: -1, or the timed activity whose firing in a tangible marking gave m: then only the
+    activities it may wake (:func:`~spn.statespace.kernel_arrays.link_arrays`) are looked at."""
     if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
-        return _gated_choices(m, instant, gates, priority, choice)
+        return _gated_choices(m, instant, gates, priority, links, woken, choice)
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    first, last = _looked_at(links, len(priority), woken)
+    sentinel = len(links) - 3 * len(priority)
     n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):
+    for i in range(first, last):
+        a = links[i] if woken >= 0 else i
+        test = sentinel + 3 * a                 # most activities fail their sentinel test
+        if links[test + 1] * m[links[test]] < links[test + 2]:
+            continue
         if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
             if priority[a] > best:
                 best, n_choices, total = priority[a], 0, 0.0
@@ -321,16 +336,31 @@ def _choices(m, instant, gates, priority, choice):
     return n_choices, total
 
 
+@_inlined
+def _looked_at(links, n, woken):
+    """The range of activities :func:`_choices` looks at: every one, or (positions in ``links``) those
+    timed activity ``woken`` may wake."""
+    if woken < 0:
+        return 0, n
+    return links[n + woken], links[n + 1 + woken]
+
+
 @_compiled
-def _gated_choices(m, instant, gates, priority, choice):
+def _gated_choices(m, instant, gates, priority, links, woken, choice):
     """:func:`_choices` where activities may have choice gates (kept out of the plain nets' loop,
     which it slows down even where no gate is ever evaluated). Activities come highest priority
     first, so the scan stops at the first below the enabled ones found."""
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    first, last = _looked_at(links, len(priority), woken)
+    sentinel = len(links) - 3 * len(priority)
     n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):
+    for i in range(first, last):
+        a = links[i] if woken >= 0 else i
         if priority[a] < best:
             break
+        test = sentinel + 3 * a
+        if links[test + 1] * m[links[test]] < links[test + 2]:
+            continue
         if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
             if priority[a] > best:
                 best, n_choices, total = priority[a], 0, 0.0
@@ -364,7 +394,7 @@ def _forget(table, level_slot, first, n):
 
 @_compiled
 def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                    instant, gates, rivals, priority, path, pending, level_work, path_limit, depth_limit):
+                    instant, gates, links, priority, path, pending, level_work, path_limit, depth_limit):
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
     independent activities firing in every order do not multiply the work."""
@@ -385,7 +415,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = _choices(m, instant, gates, priority, choice)
+            n_choices, total = _choices(m, instant, gates, priority, links, -1, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
@@ -394,7 +424,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
                 status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
             else:
-                times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
+                times = _run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
                 for c in range(n_choices):
                     a = choice[c]
                     p = w * base[a] / total
@@ -449,10 +479,11 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_compiled
-def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, gates, rivals, priority, path, pending):
-    """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
-    which are appended to the pending landings from position k. Returns (status, new k).
+def _resolve(source, woken, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+             instant, gates, links, priority, path, pending):
+    """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``woken``,
+    -1 for the initial marking) to tangible markings, which are appended to the pending landings from
+    position k. Returns (status, new k).
 
     Depth first: cheap while paths rarely split. Where they split often (independent
     activities that may fire in any order) the same interleavings would be followed
@@ -473,38 +504,64 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
         for j in range(m.shape[0]):
             m[j] = stack[top, j]
         w = stack_weight[top]
-        pops += 1
-        if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
-            return _SPLIT, k
-        n_choices, total = _choices(m, instant, gates, priority, choice)
-        if n_choices == 0:                          # tangible: to be looked up with others
-            status = _land(m, source, w, k, top_count, marks, sources, weights)
-            if status != _DONE:
-                return status, k
-            k += 1
-            continue
-        if total <= 0 or top + n_choices > stack.shape[0]:
-            return _GIVE_UP, k                      # a timeless trap (reported by the NumPy engine) or too wide
-        times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
-        for c in range(n_choices):
-            a = choice[c]
-            p = w * base[a] / total
-            if source >= 0:
-                n = counts[4]
-                if n >= len(imp_rows):
-                    return _ROOM_IMPULSES, k
-                imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
-                counts[4] = n + 1
-            for j in range(m.shape[0]):
-                stack[top, j] = m[j] + times * delta[a, j]
-            stack_weight[top] = p
-            top += 1
+        while True:                                 # along the path while it does not split
+            pops += 1
+            if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
+                return _SPLIT, k
+            n_choices, total = _choices(m, instant, gates, priority, links, woken if pops == 1 else -1, choice)
+            if n_choices == 0:                      # tangible: to be looked up with others
+                status = _land(m, source, w, k, top_count, marks, sources, weights)
+                if status != _DONE:
+                    return status, k
+                k += 1
+                break
+            if total <= 0 or top + n_choices > stack.shape[0]:
+                return _GIVE_UP, k                  # a timeless trap (reported by the NumPy engine) or too wide
+            times = _run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
+            for c in range(n_choices):
+                a = choice[c]
+                p = w * base[a] / total
+                if source >= 0:
+                    n = counts[4]
+                    if n >= len(imp_rows):
+                        return _ROOM_IMPULSES, k
+                    imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                    counts[4] = n + 1
+                if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
+                    for j in range(m.shape[0]):
+                        m[j] += times * delta[a, j]
+                    w = p
+                    break
+                for j in range(m.shape[0]):
+                    stack[top, j] = m[j] + times * delta[a, j]
+                stack_weight[top] = p
+                top += 1
+            if n_choices > 1:
+                break
     return _DONE, k
+
+
+@_inlined
+def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
+    """_DONE when the arrays have room for one more batch (its landings, its timed firings, twice the
+    ``impulses`` of the last one), or the lack of room to grow first: asked for between batches,
+    where nothing is taken back (past this estimate, a batch that runs out is expanded again)."""
+    if counts[0] + _PENDING >= rows.shape[0] or 2 * (counts[0] + _PENDING) >= len(slots):
+        counts[6] = counts[0] + _PENDING
+        return _ROOM_STATES
+    if counts[2] + _PENDING > len(src):
+        counts[7] = counts[2] + _PENDING
+        return _ROOM_TRANSITIONS
+    if counts[3] + BATCH + n_timed > len(timed_cols):
+        return _ROOM_TIMED
+    if counts[4] + 2 * impulses + n_timed > len(imp_rows):
+        return _ROOM_IMPULSES
+    return _DONE
 
 
 @_compiled
 def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
+            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
             state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
@@ -517,11 +574,11 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     m, nxt = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
-        status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, gates, rivals, priority, path, pending)
+        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+                             instant, gates, links, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
             status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                        instant, gates, rivals, priority, path, pending, levels, path_limit,
+                                        instant, gates, links, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
             status = _flush(k, rows, slots, src, dst, rate, counts, pending)
@@ -531,6 +588,9 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     s, k = counts[1], 0
     saved_timed, saved_impulses = counts[3], counts[4]
     stop = s + chunk
+    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0)
+    if status != _DONE:
+        return status
     while True:
         if k >= BATCH or s == counts[0] or s >= stop:
             status = _flush(k, rows, slots, src, dst, rate, counts, pending)
@@ -538,6 +598,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status
             counts[1], k = s, 0
+            impulses = counts[4] - saved_impulses
             saved_timed, saved_impulses = counts[3], counts[4]
             if counts[0] > max_states:
                 return _TOO_MANY
@@ -545,6 +606,9 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 return _DONE
             if s >= stop:
                 return _CHUNK
+            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses)
+            if status != _DONE:
+                return status
         for j in range(m.shape[0]):
             m[j] = rows[s, j]
         enabled = 0
@@ -569,12 +633,12 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
-            status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, gates, rivals, priority, path, pending)
+            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+                                 instant, gates, links, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
                 status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                            instant, gates, rivals, priority, path, pending, levels, path_limit,
+                                            instant, gates, links, priority, path, pending, levels, path_limit,
                                             depth_limit)
             if status != _DONE:
                 counts[3], counts[4] = saved_timed, saved_impulses
