@@ -37,6 +37,7 @@ import sys
 import time
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from spn.defaults import MAX_STATES
 from spn.exceptions import StateSpaceLimitError
@@ -104,7 +105,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     while True:
         if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
             sampled = int(counts[0])
-            pick_sentinels(links, instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
+            pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
                          state, path, pending, levels, max_states, CHUNK if sampled else SAMPLE, PATH_LIMIT,
@@ -297,14 +298,15 @@ def _window(m, ptr, column, threshold, delta_a, b):
 @_inlined
 def _run_length(m, a, instant, gates, links):
     """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
-    once when a gate could stop the run or start a rival. Only the rivals that test a place a
+    once when a gate could stop the run or start a rival. Only the rivals that read a place a
     changes can start during the run (its stoppers, :func:`~spn.statespace.kernel_arrays.link_arrays`)."""
     if gates is not None and not gates[0][a]:
         return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
+    stoppers = links[0]
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
-    for r in range(links[a], links[a + 1]):
-        lo, hi = _window(m, ptr, column, threshold, delta[a], links[r])
+    for r in range(stoppers[a], stoppers[a + 1]):
+        lo, hi = _window(m, ptr, column, threshold, delta[a], stoppers[r])
         if lo < hi:
             run = min(run, max(lo, 1))
     return 1 if run >= UNBOUNDED else run
@@ -313,36 +315,30 @@ def _run_length(m, a, instant, gates, links):
 @_inlined
 def _choices(m, instant, gates, priority, links, woken, choice):
     """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
-    into ``choice``; returns how many, and their total weight (0 choices: m is tangible).
-    ``woken``: -1, or the timed activity whose firing in a tangible marking gave m: then only the
-    activities it may wake (:func:`~spn.statespace.kernel_arrays.link_arrays`) are looked at."""
+    into ``choice``; returns how many, and their total weight (0 choices: m is tangible). Only the
+    activities in the bit set ``woken`` are looked at (all of them, or those woken on the way from a
+    tangible marking: :func:`~spn.statespace.kernel_arrays.link_arrays`), in the order of their numbers."""
     if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
         return _gated_choices(m, instant, gates, priority, links, woken, choice)
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    first, last = _looked_at(links, len(priority), woken)
-    sentinel = len(links) - 3 * len(priority)
+    sentinels = links[0]
+    sentinel = len(sentinels) - 3 * len(priority)
     n_choices, best, total = 0, -np.inf, 0.0
-    for i in range(first, last):
-        a = links[i] if woken >= 0 else i
-        test = sentinel + 3 * a                 # most activities fail their sentinel test
-        if links[test + 1] * m[links[test]] < links[test + 2]:
-            continue
-        if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
-            if priority[a] > best:
-                best, n_choices, total = priority[a], 0, 0.0
-            choice[n_choices] = a
-            n_choices += 1
-            total += base[a]
+    for i in range(len(woken)):
+        word = woken[i]
+        while word != 0:
+            a = 64 * i + trailing_zeros(word)
+            word &= word - 1
+            test = sentinel + 3 * a                 # most activities fail their sentinel test
+            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+                continue
+            if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
     return n_choices, total
-
-
-@_inlined
-def _looked_at(links, n, woken):
-    """The range of activities :func:`_choices` looks at: every one, or (positions in ``links``) those
-    timed activity ``woken`` may wake."""
-    if woken < 0:
-        return 0, n
-    return links[n + woken], links[n + 1 + woken]
 
 
 @_compiled
@@ -351,22 +347,25 @@ def _gated_choices(m, instant, gates, priority, links, woken, choice):
     which it slows down even where no gate is ever evaluated). Activities come highest priority
     first, so the scan stops at the first below the enabled ones found."""
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    first, last = _looked_at(links, len(priority), woken)
-    sentinel = len(links) - 3 * len(priority)
+    sentinels = links[0]
+    sentinel = len(sentinels) - 3 * len(priority)
     n_choices, best, total = 0, -np.inf, 0.0
-    for i in range(first, last):
-        a = links[i] if woken >= 0 else i
-        if priority[a] < best:
-            break
-        test = sentinel + 3 * a
-        if links[test + 1] * m[links[test]] < links[test + 2]:
-            continue
-        if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
-            if priority[a] > best:
-                best, n_choices, total = priority[a], 0, 0.0
-            choice[n_choices] = a
-            n_choices += 1
-            total += base[a]
+    for i in range(len(woken)):
+        word = woken[i]
+        while word != 0:
+            a = 64 * i + trailing_zeros(word)
+            word &= word - 1
+            if priority[a] < best:
+                return n_choices, total
+            test = sentinel + 3 * a
+            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+                continue
+            if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
     return n_choices, total
 
 
@@ -400,6 +399,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     independent activities firing in every order do not multiply the work."""
     delta, base = instant[3], instant[4]
     m, choice = path[0], path[1]
+    everyone = links[1][links[1].shape[0] - 1]      # (merging levels is rare: every activity is looked at)
     marks, sources, weights = pending[0], pending[1], pending[2]
     successor, table, levels, level_weight, level_slot = level_work
     half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
@@ -415,7 +415,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = _choices(m, instant, gates, priority, links, -1, choice)
+            n_choices, total = _choices(m, instant, gates, priority, links, everyone, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
@@ -479,11 +479,11 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_compiled
-def _resolve(source, woken, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
              instant, gates, links, priority, path, pending):
-    """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``woken``,
+    """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
     -1 for the initial marking) to tangible markings, which are appended to the pending landings from
-    position k. Returns (status, new k).
+    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at.
 
     Depth first: cheap while paths rarely split. Where they split often (independent
     activities that may fire in any order) the same interleavings would be followed
@@ -493,22 +493,28 @@ def _resolve(source, woken, start, weight, k, top_count, imp_rows, imp_cols, imp
     here, or calling from here, slows this loop down several times over.)
     """
     delta, base = instant[3], instant[4]
-    m, choice, stack, stack_weight = path
+    m, choice, stack, stack_weight, woken, stack_woken = path
+    wakes = links[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         stack[0, j] = start[j]
     stack_weight[0] = weight
+    row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
+    for i in range(wakes.shape[1]):
+        stack_woken[0, i] = wakes[row, i]
     top, pops = 1, 0
     while top:
         top -= 1
         for j in range(m.shape[0]):
             m[j] = stack[top, j]
+        for i in range(wakes.shape[1]):
+            woken[i] = stack_woken[top, i]
         w = stack_weight[top]
         while True:                                 # along the path while it does not split
             pops += 1
             if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
                 return _SPLIT, k
-            n_choices, total = _choices(m, instant, gates, priority, links, woken if pops == 1 else -1, choice)
+            n_choices, total = _choices(m, instant, gates, priority, links, woken, choice)
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
                 if status != _DONE:
@@ -530,10 +536,14 @@ def _resolve(source, woken, start, weight, k, top_count, imp_rows, imp_cols, imp
                 if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
                     for j in range(m.shape[0]):
                         m[j] += times * delta[a, j]
+                    for i in range(wakes.shape[1]):
+                        woken[i] |= wakes[a, i]
                     w = p
                     break
                 for j in range(m.shape[0]):
                     stack[top, j] = m[j] + times * delta[a, j]
+                for i in range(wakes.shape[1]):
+                    stack_woken[top, i] = woken[i] | wakes[a, i]
                 stack_weight[top] = p
                 top += 1
             if n_choices > 1:

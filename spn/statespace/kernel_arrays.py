@@ -57,19 +57,20 @@ def instant_arrays(net: Net, timed):
     return order, arrays, priority, link_arrays(timed, arrays, rivals, gates), gates
 
 
-def link_arrays(timed, instant, rivals: np.ndarray, gates) -> np.ndarray:
-    """Which instantaneous activities a change of the marking can concern, packed in one array (every
-    array handed to the functions called per firing costs time there), so that the kernel looks at
+def link_arrays(timed, instant, rivals: np.ndarray, gates):
+    """Which instantaneous activities a change of the marking can concern, so that the kernel looks at
     those rather than at every activity (``timed``, ``instant``: :func:`group_arrays`; n instantaneous
-    activities):
+    activities, T timed ones). Two arrays (every array handed to the functions called per firing
+    costs time there):
 
-    - the *stoppers* of instantaneous activity a, ``links[links[a]:links[a + 1]]``: its rivals
-      (``rivals[a, b]``: b may fire instead of a) that read a place a changes. Any other rival keeps,
-      during a run of a, the state it has where the run starts: disabled, since a is then the only choice;
-    - the activities timed activity t may *wake*, ``links[links[n + t]:links[n + 1 + t]]``, in
-      order: those whose arcs or choice gates read a place t changes. Where t fires in a tangible
-      marking, the others stay disabled;
-    - the last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`).
+    - ``links``: the *stoppers* of instantaneous activity a, ``links[links[a]:links[a + 1]]``: its
+      rivals (``rivals[a, b]``: b may fire instead of a) that read a place a changes. Any other rival
+      keeps, during a run of a, the state it has where the run starts: disabled, since a is then the
+      only choice. The last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`);
+    - ``wakes``: bit sets of instantaneous activities, 64 a word (activity b: bit b % 64 of word b // 64):
+      row a < n, those whose arcs or choice gates read a place instantaneous activity a changes; row
+      n + t, those timed activity t may wake; the last row, every activity. From a tangible marking
+      (where none is enabled) only the activities woken on the way there can be enabled.
 
     >>> from spn.net import Net, Place, InstantActivity, TimedActivity
     >>> from spn.statespace.activity_table import ActivityTable
@@ -78,10 +79,10 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates) -> np.ndarray:
     ...     InstantActivity("ab", inputs={"a": 1}, outputs={"b": 1}),
     ...     InstantActivity("bc", inputs={"b": 1}, outputs={"c": 1})])
     >>> rivals = ~np.eye(2, dtype=bool)
-    >>> links = link_arrays(group_arrays(ActivityTable(net, net.timed)), group_arrays(ActivityTable(net, net.instant)),
-    ...                     rivals, gate_arrays(net, net.instant, rivals))
-    >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], links[links[2]:links[3]].tolist()
-    ([[1], []], [0])
+    >>> links, wakes = link_arrays(group_arrays(ActivityTable(net, net.timed)),
+    ...                            group_arrays(ActivityTable(net, net.instant)), rivals, gate_arrays(net, net.instant, rivals))
+    >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], wakes[:, 0].tolist()   # t wakes ab; ab wakes ab, bc
+    ([[1], []], [3, 2, 1, 3])
     """
     ptr, column, delta = instant[0], instant[1], instant[3]
     n = len(ptr) - 1
@@ -98,13 +99,17 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates) -> np.ndarray:
     def readers(changes):
         changed = set(np.flatnonzero(changes).tolist())
         return [a for a in range(n) if reads[a] & changed]
-    lists = [[b for b in readers(delta[a]) if rivals[a, b]] for a in range(n)]
-    lists += [readers(changes) for changes in timed[3]]
-    starts = len(lists) + 1 + np.cumsum([0] + [len(x) for x in lists])
-    links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in lists], np.zeros(3 * n)]).astype(np.int64)
+    stoppers = [[b for b in readers(delta[a]) if rivals[a, b]] for a in range(n)]
+    starts = len(stoppers) + 1 + np.cumsum([0] + [len(x) for x in stoppers])
+    links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in stoppers], np.zeros(3 * n)]).astype(np.int64)
     # until markings are seen, a test of a place many activities read (a gap, a pool) is taken to fail most
     pick_sentinels(links, instant, np.bincount(column, minlength=max(column, default=0) + 1)[column])
-    return links
+    woken = [readers(changes) for changes in delta] + [readers(changes) for changes in timed[3]] + [range(n)]
+    bits = np.zeros((len(woken), (n + 63) // 64 or 1), dtype=np.uint64)
+    for row, activities in enumerate(woken):
+        for b in activities:
+            bits[row, b // 64] |= np.uint64(1) << np.uint64(b % 64)
+    return links, bits.view(np.int64)
 
 
 def pick_sentinels(links: np.ndarray, instant, failing: np.ndarray) -> None:
@@ -194,13 +199,17 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     passing large tuples of arrays to the functions called per firing slows them down a lot).
 
     - the marking expanded and its successor;
-    - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows);
+    - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows),
+      and the activities woken on the way to the marking and to each one on the stack (bit sets,
+      as :func:`link_arrays`'s ``wakes``);
     - the landings waiting to be looked up (``pending``), with their sources, weights and table slots;
     - the levels: a successor, the table that merges equal markings, two levels of markings.
     """
     state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
+    words = (n_instant + 63) // 64 or 1
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
-            np.empty((stack, n_places), np.int64), np.empty(stack))
+            np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(words, np.int64),
+            np.empty((stack, words), np.int64))
     landings = (np.empty((pending, n_places), np.int64), np.empty(pending, np.int64), np.empty(pending),
                 np.empty(pending, np.int64), np.empty(pending, np.int64), np.empty(pending, np.int64))
     levels = (np.empty(n_places, np.int64), np.zeros(4 * stack, np.int64),
