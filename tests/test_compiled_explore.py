@@ -103,14 +103,15 @@ def test_a_timed_firing_wakes_only_the_activities_that_read_what_it_changes():
     net = build_jobs(load_description(MODELS / "mapreduce.yaml", ["scheduler.policy=fifo"])).net
     from spn.statespace.activity_table import ActivityTable
     timed = kernel_arrays.group_arrays(ActivityTable(net, net.timed))
-    order, instant, _, links, _ = kernel_arrays.instant_arrays(net, timed)
-    n = len(order)
+    order, instant, _, (_, wakes), _ = kernel_arrays.instant_arrays(net, timed)
     names = [net.instant[i].name for i in order]
-    finish = [t for t, a in enumerate(net.timed) if a.name == "job2/map.TAR"]
-    woken = {names[a] for a in links[links[n + finish[0]]:links[n + finish[0] + 1]]}
+    t = [a.name for a in net.timed].index("job2/map.TAR")
+    bits = wakes[len(order) + t].view(np.uint64)
+    woken = {names[a] for a in range(len(order)) if bits[a // 64] >> np.uint64(a % 64) & np.uint64(1)}
     # a task of job 2 ends: its container may go to a waiting task, its phase may end, its places may move up
     assert {"job1/map.IAGR", "job2/reduce.IAGR", "job2/map.IAF", "shift1.map.PR", "shift1.map.PF"} <= woken
     assert not any(name.startswith(("shift2.", "slot")) for name in woken)
+    assert bin(int(wakes[-1].view(np.uint64)[0])).count("1") == min(len(order), 64)     # the last row: every one
 
 
 def test_counts_past_a_byte_widen_the_stored_markings():

@@ -37,15 +37,14 @@ import sys
 import time
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from spn.defaults import MAX_STATES
 from spn.exceptions import StateSpaceLimitError
 from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
-from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
-from spn.statespace.compiled_gates import gates_hold
+from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
+from spn.statespace.compiled_choices import choices, enabled, run_length
 from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
 from spn.statespace.space import Parts, progress_line
 
@@ -81,7 +80,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     started = time.perf_counter() if started is None else started
     clock = guards.TimeBudget(max_seconds, started=started, max_states=max_states)
     timed = group_arrays(ActivityTable(net, net.timed))
-    order, instant, priority, links, gates = instant_arrays(net, timed)    # highest priority first (_choices)
+    order, instant, priority, links, gates = instant_arrays(net, timed)    # highest priority first (choices)
     gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
@@ -260,116 +259,6 @@ def _flush(k, rows, slots, src, dst, rate, counts, pending):
 
 
 @_inlined
-def _enabled(m, ptr, column, threshold, a):
-    for t in range(ptr[a], ptr[a + 1]):
-        need = threshold[t]
-        if need > 0:
-            if m[column[t]] < need:
-                return False
-        elif m[column[t]] >= -need:
-            return False
-    return True
-
-
-@_inlined
-def _window(m, ptr, column, threshold, delta_a, b):
-    """The firings i of a run of delta_a (i = 0, 1, ...) after which activity b is enabled: [lo, hi)."""
-    lo, hi = 0, UNBOUNDED
-    for t in range(ptr[b], ptr[b + 1]):
-        need = threshold[t]
-        sign = 1 if need > 0 else -1                    # a test reads sign * m[column] >= bound
-        bound = need if need > 0 else 1 + need
-        value = sign * m[column[t]]
-        change = sign * delta_a[column[t]]
-        if change == 0:
-            if value < bound:
-                return UNBOUNDED, 0
-        elif change == 1:                               # (the usual case, without a division)
-            lo = max(lo, bound - value)
-        elif change == -1:
-            hi = min(hi, value - bound + 1)
-        elif change > 0:
-            lo = max(lo, -((value - bound) // change))
-        else:
-            hi = min(hi, (value - bound) // (-change) + 1)
-    return lo, hi
-
-
-@_inlined
-def _run_length(m, a, instant, gates, links):
-    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
-    once when a gate could stop the run or start a rival. Only the rivals that read a place a
-    changes can start during the run (its stoppers, :func:`~spn.statespace.kernel_arrays.link_arrays`)."""
-    if gates is not None and not gates[0][a]:
-        return 1
-    ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
-    stoppers = links[0]
-    run = _window(m, ptr, column, threshold, delta[a], a)[1]
-    for r in range(stoppers[a], stoppers[a + 1]):
-        lo, hi = _window(m, ptr, column, threshold, delta[a], stoppers[r])
-        if lo < hi:
-            run = min(run, max(lo, 1))
-    return 1 if run >= UNBOUNDED else run
-
-
-@_inlined
-def _choices(m, instant, gates, priority, links, woken, choice):
-    """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
-    into ``choice``; returns how many, and their total weight (0 choices: m is tangible). Only the
-    activities in the bit set ``woken`` are looked at (all of them, or those woken on the way from a
-    tangible marking: :func:`~spn.statespace.kernel_arrays.link_arrays`), in the order of their numbers."""
-    if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
-        return _gated_choices(m, instant, gates, priority, links, woken, choice)
-    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    sentinels = links[0]
-    sentinel = len(sentinels) - 3 * len(priority)
-    n_choices, best, total = 0, -np.inf, 0.0
-    for i in range(len(woken)):
-        word = woken[i]
-        while word != 0:
-            a = 64 * i + trailing_zeros(word)
-            word &= word - 1
-            test = sentinel + 3 * a                 # most activities fail their sentinel test
-            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
-                continue
-            if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
-                if priority[a] > best:
-                    best, n_choices, total = priority[a], 0, 0.0
-                choice[n_choices] = a
-                n_choices += 1
-                total += base[a]
-    return n_choices, total
-
-
-@_compiled
-def _gated_choices(m, instant, gates, priority, links, woken, choice):
-    """:func:`_choices` where activities may have choice gates (kept out of the plain nets' loop,
-    which it slows down even where no gate is ever evaluated). Activities come highest priority
-    first, so the scan stops at the first below the enabled ones found."""
-    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    sentinels = links[0]
-    sentinel = len(sentinels) - 3 * len(priority)
-    n_choices, best, total = 0, -np.inf, 0.0
-    for i in range(len(woken)):
-        word = woken[i]
-        while word != 0:
-            a = 64 * i + trailing_zeros(word)
-            word &= word - 1
-            if priority[a] < best:
-                return n_choices, total
-            test = sentinel + 3 * a
-            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
-                continue
-            if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
-                if priority[a] > best:
-                    best, n_choices, total = priority[a], 0, 0.0
-                choice[n_choices] = a
-                n_choices += 1
-                total += base[a]
-    return n_choices, total
-
-
-@_inlined
 def _land(m, source, weight, k, top_count, marks, sources, weights):
     """Put tangible marking m, reached from ``source`` at ``weight``, at position k of the pending
     landings: _DONE, or why not (no room left: _GIVE_UP; a count too large for the rows: _WIDER)."""
@@ -415,7 +304,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = _choices(m, instant, gates, priority, links, everyone, choice)
+            n_choices, total = choices(m, instant, gates, priority, links, everyone, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
@@ -424,7 +313,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
                 status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
             else:
-                times = _run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
+                times = run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
                 for c in range(n_choices):
                     a = choice[c]
                     p = w * base[a] / total
@@ -514,7 +403,7 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
             pops += 1
             if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
                 return _SPLIT, k
-            n_choices, total = _choices(m, instant, gates, priority, links, woken, choice)
+            n_choices, total = choices(m, instant, gates, priority, links, woken, choice)
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
                 if status != _DONE:
@@ -523,7 +412,7 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
                 break
             if total <= 0 or top + n_choices > stack.shape[0]:
                 return _GIVE_UP, k                  # a timeless trap (reported by the NumPy engine) or too wide
-            times = _run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
+            times = run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
             for c in range(n_choices):
                 a = choice[c]
                 p = w * base[a] / total
@@ -621,9 +510,9 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 return status
         for j in range(m.shape[0]):
             m[j] = rows[s, j]
-        enabled = 0
+        n_enabled = 0
         for a in range(len(base)):
-            if not _enabled(m, ptr, column, threshold, a):
+            if not enabled(m, ptr, column, threshold, a):
                 continue
             r = base[a]
             if server_column[a] >= 0:
@@ -639,7 +528,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 return _ROOM_TIMED
             timed_cols[n], timed_vals[n] = a, r
             counts[3] = n + 1
-            enabled += 1
+            n_enabled += 1
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
@@ -653,5 +542,5 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
             if status != _DONE:
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status
-        timed_counts[s] = enabled
+        timed_counts[s] = n_enabled
         s += 1
