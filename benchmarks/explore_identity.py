@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# this folder's coverage.py would shadow the coverage package (which Numba imports)
+# this folder's coverage.py would shadow the coverage package (which Numba imports); and spn is the one
+# on PYTHONPATH (the version measured), not necessarily this checkout's
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-sys.path.insert(0, str(ROOT))
 
 #: (label, model file, overrides, policy, max_states)
 CASES = [
@@ -59,7 +59,8 @@ def run_case(label: str) -> dict:
     except StateSpaceLimitError:
         states, transitions = limit, None
     return {"states": states, "transitions": transitions, "wall": time.perf_counter() - wall,
-            "cpu": time.process_time() - cpu, "limit": transitions is None}
+            "cpu": time.process_time() - cpu, "limit": transitions is None,
+            "spn": str(Path(sys.modules["spn"].__file__).resolve())}
 
 
 def measure(path: str, version: str) -> list[dict]:
@@ -73,6 +74,8 @@ def measure(path: str, version: str) -> list[dict]:
         if proc.returncode:
             raise SystemExit(f"{version}, {label}: {proc.stderr.strip().splitlines()[-1]}")
         row = {"version": version, "case": label, **json.loads(proc.stdout.strip().splitlines()[-1])}
+        if not row.pop("spn").startswith(str(Path(path).resolve())):
+            raise SystemExit(f"{version}: measured another checkout's spn")
         rows.append(row)
         print(f"{version:10}  {label:38}  {row['states']:>10,}{'+' if row['limit'] else ' '}  "
               f"wall {row['wall']:7.2f} s  cpu {row['cpu']:7.2f} s  {row['states'] / row['wall']:>10,.0f} states/s",
@@ -105,6 +108,7 @@ def main(argv=None) -> int:
         return 0
     rows = []
     if args.before:
+        sys.path.insert(0, str(ROOT))
         from benchmarks.commands import checkout
 
         with checkout(args.before) as worktree:
