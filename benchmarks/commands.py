@@ -19,6 +19,7 @@ executors through the what-if rules, as a user would ask). A case that fails pri
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
@@ -88,6 +89,18 @@ def measure(python: str, path: str, label: str, extra: list[str], *, after: bool
     return rows
 
 
+@contextlib.contextmanager
+def checkout(ref: str):
+    """The commit ``ref`` as a git worktree in a temporary folder (its path), removed afterwards."""
+    worktree = tempfile.mkdtemp(prefix="spn-before-")
+    subprocess.run(["git", "worktree", "add", "--detach", worktree, ref], cwd=ROOT, check=True, capture_output=True)
+    try:
+        yield worktree
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", worktree], cwd=ROOT, capture_output=True)
+        shutil.rmtree(worktree, ignore_errors=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="REF", help="also measure this commit")
@@ -103,14 +116,8 @@ def main(argv=None) -> int:
     extra = [] if args.max_seconds is None else ["--max-seconds", f"{args.max_seconds:g}"]
     rows = []
     if args.before:
-        worktree = tempfile.mkdtemp(prefix="spn-before-")
-        subprocess.run(["git", "worktree", "add", "--detach", worktree, args.before], cwd=ROOT, check=True,
-                       capture_output=True)
-        try:
+        with checkout(args.before) as worktree:
             rows += measure(sys.executable, worktree, args.before[:10], extra, after=False)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", worktree], cwd=ROOT, capture_output=True)
-            shutil.rmtree(worktree, ignore_errors=True)
     rows += measure(sys.executable, str(ROOT), "this", extra, after=True)
     if args.max_seconds is not None:
         # a sweep's --max-seconds bounds each point, so its budget is that times the points

@@ -2,9 +2,14 @@
 
 Both engines are run on the same nets and their chains compared entry by entry,
 up to the numbering of states: random nets with priorities, weights, inhibitor
-arcs and servers; the DAG models; and the cases the compiled engine must hand
-back to the NumPy engine (vanishing loops, traps, gates).
+arcs and servers; the DAG models; the job-identity nets of every scheduling policy
+(slot shifts, allocation by slot, choice gates, queues); and the cases the compiled
+engine must hand back to the NumPy engine (vanishing loops, traps, gates). What the
+kernel reads to go faster (which activities a change concerns, the sentinel test it
+looks at first) changes nothing in the chain.
 """
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +22,8 @@ from spn.exceptions import StateSpaceLimitError, TimelessTrapError
 from spn.net.erlang import expand_erlang
 from spn.description import load_description
 from spn.models.dag import build
+from spn.models.jobs import build_classes, build_jobs
+from spn.statespace import kernel_arrays
 from spn.net import InputGate, InstantActivity, Net, Place, TimedActivity
 from spn.statespace import explore
 from test_activity_table import mapreduce_dag, same_chain
@@ -47,9 +54,64 @@ def test_same_chain_on_mapreduce_dags(users, containers, maps, reduces):
 
 @pytest.mark.parametrize("model", ["tez-tq3", "tez-tq1", "mapreduce"])
 def test_same_chain_on_shipped_models(model):
-    from pathlib import Path
     net = build(load_description(Path(__file__).resolve().parents[1] / "models" / f"{model}.yaml")).net
     same_chain(*both(net))
+
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+JOIN = Path(__file__).resolve().parents[1] / "benchmarks" / "models" / "join.yaml"
+
+
+@pytest.mark.parametrize("policy", ["fifo", "fair", "gate"])
+@pytest.mark.parametrize("users, containers", [(3, 3), (4, 2)])
+def test_same_chain_on_job_identity_nets(policy, users, containers):
+    # slots shift up when a job ends, containers go by slot (fifo) or by choice gates (fair)
+    desc = load_description(MODELS / "mapreduce.yaml", [f"scheduler.policy={policy}", f"workload.users={users}",
+                                                        f"cluster.containers={containers}"])
+    same_chain(*both(build_jobs(desc).net))
+
+
+def test_same_chain_on_a_job_identity_join():
+    # two scans of one job share a priority: each free container is a choice between them; Erlang 2-4 stages
+    desc = load_description(JOIN, ["workload.users=2", "cluster.containers=4", "phases.scan-a.tasks=3",
+                                   "phases.scan-b.tasks=3", "phases.join.tasks=2", "phases.final.tasks=2"])
+    fifo = build_jobs(desc, policy="fifo").net
+    compiled_chain, numpy_chain = both(fifo)
+    assert compiled_chain.n_states > 5_000
+    same_chain(compiled_chain, numpy_chain)
+
+
+def test_same_chain_on_queues():
+    desc = load_description(MODELS / "two-queues.yaml", [
+        "cluster.containers=4", "classes.etl.users=1", "classes.dashboard.users=2", "classes.etl.phases.map.tasks=3",
+        "classes.etl.phases.reduce.tasks=2", "classes.dashboard.phases.scan.tasks=2"])
+    same_chain(*both(build_classes(desc).net))
+
+
+def test_the_sentinel_tests_change_only_the_speed(monkeypatch):
+    # sentinels picked from the markings seen, often, and at random: the same chain
+    net = build_jobs(load_description(MODELS / "mapreduce.yaml", ["scheduler.policy=fifo", "workload.users=4"])).net
+    rng = np.random.default_rng(3)
+    picks = []
+    monkeypatch.setattr(compiled, "SAMPLE", 16)
+    monkeypatch.setattr(compiled, "failing_tests", lambda instant, rows: picks.append(1) or rng.random(len(instant[1])))
+    same_chain(explore(net, engine="compiled"), explore(net, engine="numpy"))
+    assert len(picks) >= 2                       # picked again while exploring
+
+
+def test_a_timed_firing_wakes_only_the_activities_that_read_what_it_changes():
+    net = build_jobs(load_description(MODELS / "mapreduce.yaml", ["scheduler.policy=fifo"])).net
+    from spn.statespace.activity_table import ActivityTable
+    timed = kernel_arrays.group_arrays(ActivityTable(net, net.timed))
+    order, instant, _, (_, wakes), _ = kernel_arrays.instant_arrays(net, timed)
+    names = [net.instant[i].name for i in order]
+    t = [a.name for a in net.timed].index("job2/map.TAR")
+    bits = wakes[len(order) + t].view(np.uint64)
+    woken = {names[a] for a in range(len(order)) if bits[a // 64] >> np.uint64(a % 64) & np.uint64(1)}
+    # a task of job 2 ends: its container may go to a waiting task, its phase may end, its places may move up
+    assert {"job1/map.IAGR", "job2/reduce.IAGR", "job2/map.IAF", "shift1.map.PR", "shift1.map.PF"} <= woken
+    assert not any(name.startswith(("shift2.", "slot")) for name in woken)
+    assert bin(int(wakes[-1].view(np.uint64)[0])).count("1") == min(len(order), 64)     # the last row: every one
 
 
 def test_counts_past_a_byte_widen_the_stored_markings():

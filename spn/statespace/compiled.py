@@ -43,9 +43,9 @@ from spn.exceptions import StateSpaceLimitError
 from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
-from spn.statespace.activity_table import UNBOUNDED, ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
-from spn.statespace.compiled_gates import gates_hold
-from spn.statespace.kernel_arrays import group_arrays, instant_arrays, work_arrays
+from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
+from spn.statespace.compiled_choices import choices, enabled, run_length
+from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
 from spn.statespace.space import Parts, progress_line
 
 #: the kernel's answers
@@ -61,6 +61,8 @@ DEPTH_LIMIT = 10_000
 STACK_SIZE = 1 << 14
 #: tangible markings expanded per kernel call (between progress lines)
 CHUNK = 1 << 16
+#: tangible markings from which each instantaneous activity's sentinel test is chosen (kernel_arrays.pick_sentinels)
+SAMPLE = 1 << 12
 #: tangible landings looked up together (their table slots are fetched in one pass)
 BATCH = 1 << 14
 #: room for the landings of the marking that fills a batch
@@ -78,7 +80,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     started = time.perf_counter() if started is None else started
     clock = guards.TimeBudget(max_seconds, started=started, max_states=max_states)
     timed = group_arrays(ActivityTable(net, net.timed))
-    order, instant, priority, rivals, gates = instant_arrays(net)     # highest priority first (_choices)
+    order, instant, priority, links, gates = instant_arrays(net, timed)    # highest priority first (choices)
     gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
@@ -98,10 +100,15 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     counts = np.zeros(8, dtype=np.int64)
     counts[1] = -1
     last_report, budget = time.perf_counter(), guards.MemoryBudget()
+    sampled = 0
     while True:
+        if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
+            sampled = int(counts[0])
+            pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
-                         state, path, pending, levels, max_states, CHUNK, PATH_LIMIT, DEPTH_LIMIT)
+                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
+                         state, path, pending, levels, max_states, CHUNK if sampled else SAMPLE, PATH_LIMIT,
+                         DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
@@ -252,95 +259,6 @@ def _flush(k, rows, slots, src, dst, rate, counts, pending):
 
 
 @_inlined
-def _enabled(m, ptr, column, threshold, a):
-    for t in range(ptr[a], ptr[a + 1]):
-        need = threshold[t]
-        if need > 0:
-            if m[column[t]] < need:
-                return False
-        elif m[column[t]] >= -need:
-            return False
-    return True
-
-
-@_inlined
-def _window(m, ptr, column, threshold, delta_a, b):
-    """The firings i of a run of delta_a (i = 0, 1, ...) after which activity b is enabled: [lo, hi)."""
-    lo, hi = 0, UNBOUNDED
-    for t in range(ptr[b], ptr[b + 1]):
-        need = threshold[t]
-        sign = 1 if need > 0 else -1                    # a test reads sign * m[column] >= bound
-        bound = need if need > 0 else 1 + need
-        value = sign * m[column[t]]
-        change = sign * delta_a[column[t]]
-        if change == 0:
-            if value < bound:
-                return UNBOUNDED, 0
-        elif change == 1:                               # (the usual case, without a division)
-            lo = max(lo, bound - value)
-        elif change == -1:
-            hi = min(hi, value - bound + 1)
-        elif change > 0:
-            lo = max(lo, -((value - bound) // change))
-        else:
-            hi = min(hi, (value - bound) // (-change) + 1)
-    return lo, hi
-
-
-@_inlined
-def _run_length(m, a, instant, gates, rivals):
-    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
-    once when a gate could stop the run or start a rival."""
-    if gates is not None and not gates[0][a]:
-        return 1
-    ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
-    run = _window(m, ptr, column, threshold, delta[a], a)[1]
-    for b in range(rivals.shape[1]):
-        if rivals[a, b]:
-            lo, hi = _window(m, ptr, column, threshold, delta[a], b)
-            if lo < hi:
-                run = min(run, max(lo, 1))
-    return 1 if run >= UNBOUNDED else run
-
-
-@_inlined
-def _choices(m, instant, gates, priority, choice):
-    """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
-    into ``choice``; returns how many, and their total weight (0 choices: m is tangible)."""
-    if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
-        return _gated_choices(m, instant, gates, priority, choice)
-    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):
-        if priority[a] >= best and _enabled(m, ptr, column, threshold, a):
-            if priority[a] > best:
-                best, n_choices, total = priority[a], 0, 0.0
-            choice[n_choices] = a
-            n_choices += 1
-            total += base[a]
-    return n_choices, total
-
-
-@_compiled
-def _gated_choices(m, instant, gates, priority, choice):
-    """:func:`_choices` where activities may have choice gates (kept out of the plain nets' loop,
-    which it slows down even where no gate is ever evaluated). Activities come highest priority
-    first, so the scan stops at the first below the enabled ones found."""
-    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
-    n_choices, best, total = 0, -np.inf, 0.0
-    for a in range(len(priority)):
-        if priority[a] < best:
-            break
-        if _enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
-            if priority[a] > best:
-                best, n_choices, total = priority[a], 0, 0.0
-            choice[n_choices] = a
-            n_choices += 1
-            total += base[a]
-    return n_choices, total
-
-
-@_inlined
 def _land(m, source, weight, k, top_count, marks, sources, weights):
     """Put tangible marking m, reached from ``source`` at ``weight``, at position k of the pending
     landings: _DONE, or why not (no room left: _GIVE_UP; a count too large for the rows: _WIDER)."""
@@ -364,12 +282,13 @@ def _forget(table, level_slot, first, n):
 
 @_compiled
 def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                    instant, gates, rivals, priority, path, pending, level_work, path_limit, depth_limit):
+                    instant, gates, links, priority, path, pending, level_work, path_limit, depth_limit):
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
     independent activities firing in every order do not multiply the work."""
     delta, base = instant[3], instant[4]
     m, choice = path[0], path[1]
+    everyone = links[1][links[1].shape[0] - 1]      # (merging levels is rare: every activity is looked at)
     marks, sources, weights = pending[0], pending[1], pending[2]
     successor, table, levels, level_weight, level_slot = level_work
     half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
@@ -385,7 +304,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = _choices(m, instant, gates, priority, choice)
+            n_choices, total = choices(m, instant, gates, priority, links, everyone, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
@@ -394,7 +313,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
                 status = _GIVE_UP                   # a trap (reported by the NumPy engine), or too long
             else:
-                times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
+                times = run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
                 for c in range(n_choices):
                     a = choice[c]
                     p = w * base[a] / total
@@ -449,10 +368,11 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_compiled
-def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, gates, rivals, priority, path, pending):
-    """Follow ``start`` (reached from tangible ``source`` at rate ``weight``) to tangible markings,
-    which are appended to the pending landings from position k. Returns (status, new k).
+def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+             instant, gates, links, priority, path, pending):
+    """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
+    -1 for the initial marking) to tangible markings, which are appended to the pending landings from
+    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at.
 
     Depth first: cheap while paths rarely split. Where they split often (independent
     activities that may fire in any order) the same interleavings would be followed
@@ -462,49 +382,85 @@ def _resolve(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, 
     here, or calling from here, slows this loop down several times over.)
     """
     delta, base = instant[3], instant[4]
-    m, choice, stack, stack_weight = path
+    m, choice, stack, stack_weight, woken, stack_woken = path
+    wakes = links[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         stack[0, j] = start[j]
     stack_weight[0] = weight
+    row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
+    for i in range(wakes.shape[1]):
+        stack_woken[0, i] = wakes[row, i]
     top, pops = 1, 0
     while top:
         top -= 1
         for j in range(m.shape[0]):
             m[j] = stack[top, j]
+        for i in range(wakes.shape[1]):
+            woken[i] = stack_woken[top, i]
         w = stack_weight[top]
-        pops += 1
-        if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
-            return _SPLIT, k
-        n_choices, total = _choices(m, instant, gates, priority, choice)
-        if n_choices == 0:                          # tangible: to be looked up with others
-            status = _land(m, source, w, k, top_count, marks, sources, weights)
-            if status != _DONE:
-                return status, k
-            k += 1
-            continue
-        if total <= 0 or top + n_choices > stack.shape[0]:
-            return _GIVE_UP, k                      # a timeless trap (reported by the NumPy engine) or too wide
-        times = _run_length(m, choice[0], instant, gates, rivals) if n_choices == 1 else 1
-        for c in range(n_choices):
-            a = choice[c]
-            p = w * base[a] / total
-            if source >= 0:
-                n = counts[4]
-                if n >= len(imp_rows):
-                    return _ROOM_IMPULSES, k
-                imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
-                counts[4] = n + 1
-            for j in range(m.shape[0]):
-                stack[top, j] = m[j] + times * delta[a, j]
-            stack_weight[top] = p
-            top += 1
+        while True:                                 # along the path while it does not split
+            pops += 1
+            if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
+                return _SPLIT, k
+            n_choices, total = choices(m, instant, gates, priority, links, woken, choice)
+            if n_choices == 0:                      # tangible: to be looked up with others
+                status = _land(m, source, w, k, top_count, marks, sources, weights)
+                if status != _DONE:
+                    return status, k
+                k += 1
+                break
+            if total <= 0 or top + n_choices > stack.shape[0]:
+                return _GIVE_UP, k                  # a timeless trap (reported by the NumPy engine) or too wide
+            times = run_length(m, choice[0], instant, gates, links) if n_choices == 1 else 1
+            for c in range(n_choices):
+                a = choice[c]
+                p = w * base[a] / total
+                if source >= 0:
+                    n = counts[4]
+                    if n >= len(imp_rows):
+                        return _ROOM_IMPULSES, k
+                    imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                    counts[4] = n + 1
+                if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
+                    for j in range(m.shape[0]):
+                        m[j] += times * delta[a, j]
+                    for i in range(wakes.shape[1]):
+                        woken[i] |= wakes[a, i]
+                    w = p
+                    break
+                for j in range(m.shape[0]):
+                    stack[top, j] = m[j] + times * delta[a, j]
+                for i in range(wakes.shape[1]):
+                    stack_woken[top, i] = woken[i] | wakes[a, i]
+                stack_weight[top] = p
+                top += 1
+            if n_choices > 1:
+                break
     return _DONE, k
+
+
+@_inlined
+def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
+    """_DONE when the arrays have room for one more batch (its landings, its timed firings, twice the
+    ``impulses`` of the last one), or the lack of room to grow first: asked for between batches,
+    where nothing is taken back (past this estimate, a batch that runs out is expanded again)."""
+    if counts[0] + _PENDING >= rows.shape[0] or 2 * (counts[0] + _PENDING) >= len(slots):
+        counts[6] = counts[0] + _PENDING
+        return _ROOM_STATES
+    if counts[2] + _PENDING > len(src):
+        counts[7] = counts[2] + _PENDING
+        return _ROOM_TRANSITIONS
+    if counts[3] + BATCH + n_timed > len(timed_cols):
+        return _ROOM_TIMED
+    if counts[4] + 2 * impulses + n_timed > len(imp_rows):
+        return _ROOM_IMPULSES
+    return _DONE
 
 
 @_compiled
 def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, rivals, priority,
+            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
             state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
@@ -517,11 +473,11 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     m, nxt = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
-        status, k = _resolve(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, gates, rivals, priority, path, pending)
+        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+                             instant, gates, links, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
             status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                        instant, gates, rivals, priority, path, pending, levels, path_limit,
+                                        instant, gates, links, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
             status = _flush(k, rows, slots, src, dst, rate, counts, pending)
@@ -531,6 +487,9 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
     s, k = counts[1], 0
     saved_timed, saved_impulses = counts[3], counts[4]
     stop = s + chunk
+    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0)
+    if status != _DONE:
+        return status
     while True:
         if k >= BATCH or s == counts[0] or s >= stop:
             status = _flush(k, rows, slots, src, dst, rate, counts, pending)
@@ -538,6 +497,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status
             counts[1], k = s, 0
+            impulses = counts[4] - saved_impulses
             saved_timed, saved_impulses = counts[3], counts[4]
             if counts[0] > max_states:
                 return _TOO_MANY
@@ -545,11 +505,14 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 return _DONE
             if s >= stop:
                 return _CHUNK
+            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses)
+            if status != _DONE:
+                return status
         for j in range(m.shape[0]):
             m[j] = rows[s, j]
-        enabled = 0
+        n_enabled = 0
         for a in range(len(base)):
-            if not _enabled(m, ptr, column, threshold, a):
+            if not enabled(m, ptr, column, threshold, a):
                 continue
             r = base[a]
             if server_column[a] >= 0:
@@ -565,19 +528,19 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                 return _ROOM_TIMED
             timed_cols[n], timed_vals[n] = a, r
             counts[3] = n + 1
-            enabled += 1
+            n_enabled += 1
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
-            status, k = _resolve(s, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, gates, rivals, priority, path, pending)
+            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+                                 instant, gates, links, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
                 status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                            instant, gates, rivals, priority, path, pending, levels, path_limit,
+                                            instant, gates, links, priority, path, pending, levels, path_limit,
                                             depth_limit)
             if status != _DONE:
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status
-        timed_counts[s] = enabled
+        timed_counts[s] = n_enabled
         s += 1

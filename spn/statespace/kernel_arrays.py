@@ -7,7 +7,10 @@ Compiled code takes arrays, not Python objects. Two kinds are made here:
 - :func:`gate_arrays`: the choice gates (:mod:`spn.net.choice`) of the
   instantaneous activities, as CSR tables: activity -> gates -> candidates ->
   eligibility tests, each test and key a linear form (columns, coefficients) of the
-  marking; and which activities may fire in runs (neither they nor a rival are gated).
+  marking; and which activities may fire in runs (neither they nor a rival are gated);
+- :func:`link_arrays`: which activities a change of the marking can concern (the
+  readers of each place, the rivals that can stop a run), so that the kernel looks
+  at those rather than at every activity.
 
 >>> from spn.net import Net, Place, InstantActivity, TimedActivity
 >>> net = Net([Place("a", 1), Place("b")], [
@@ -40,17 +43,97 @@ def group_arrays(table: ActivityTable):
             table._server_column.astype(np.int64), table._server_divisor.astype(np.int64), server_cap)
 
 
-def instant_arrays(net: Net):
+def instant_arrays(net: Net, timed):
     """The instantaneous activities of ``net`` sorted by priority, highest first (so that a scan for the
     enabled ones of the highest priority stops at the first below them), as the kernel reads them:
-    (their positions in ``net.instant``, :func:`group_arrays`, priorities, rivals, :func:`gate_arrays`).
-    ``rivals[a, b]``: b, of at least a's priority, may fire instead of a."""
+    (their positions in ``net.instant``, :func:`group_arrays`, priorities, :func:`link_arrays` (with the
+    timed activities' :func:`group_arrays` ``timed``), :func:`gate_arrays`)."""
     order = np.argsort([-a.priority for a in net.instant], kind="stable").astype(np.int16)
     by_priority = [net.instant[i] for i in order]
     priority = np.array([a.priority for a in by_priority], dtype=float)
     rivals = (priority[None, :] >= priority[:, None]) & ~np.eye(len(priority), dtype=bool)
-    return (order, group_arrays(ActivityTable(net, by_priority)), priority, rivals,
-            gate_arrays(net, by_priority, rivals))
+    arrays = group_arrays(ActivityTable(net, by_priority))
+    gates = gate_arrays(net, by_priority, rivals)
+    return order, arrays, priority, link_arrays(timed, arrays, rivals, gates), gates
+
+
+def link_arrays(timed, instant, rivals: np.ndarray, gates):
+    """Which instantaneous activities a change of the marking can concern, so that the kernel looks at
+    those rather than at every activity (``timed``, ``instant``: :func:`group_arrays`; n instantaneous
+    activities, T timed ones). Two arrays (every array handed to the functions called per firing
+    costs time there):
+
+    - ``links``: the *stoppers* of instantaneous activity a, ``links[links[a]:links[a + 1]]``: its
+      rivals (``rivals[a, b]``: b may fire instead of a) that read a place a changes. Any other rival
+      keeps, during a run of a, the state it has where the run starts: disabled, since a is then the
+      only choice. The last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`);
+    - ``wakes``: bit sets of instantaneous activities, 64 a word (activity b: bit b % 64 of word b // 64):
+      row a < n, those whose arcs or choice gates read a place instantaneous activity a changes; row
+      n + t, those timed activity t may wake; the last row, every activity. From a tangible marking
+      (where none is enabled) only the activities woken on the way there can be enabled.
+
+    >>> from spn.net import Net, Place, InstantActivity, TimedActivity
+    >>> from spn.statespace.activity_table import ActivityTable
+    >>> net = Net([Place("a", 1), Place("b"), Place("c"), Place("d")], [
+    ...     TimedActivity("t", inputs={"d": 1}, outputs={"a": 1}, rate=1.0),
+    ...     InstantActivity("ab", inputs={"a": 1}, outputs={"b": 1}),
+    ...     InstantActivity("bc", inputs={"b": 1}, outputs={"c": 1})])
+    >>> rivals = ~np.eye(2, dtype=bool)
+    >>> links, wakes = link_arrays(group_arrays(ActivityTable(net, net.timed)),
+    ...                            group_arrays(ActivityTable(net, net.instant)), rivals, gate_arrays(net, net.instant, rivals))
+    >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], wakes[:, 0].tolist()   # t wakes ab; ab wakes ab, bc
+    ([[1], []], [3, 2, 1, 3])
+    """
+    ptr, column, delta = instant[0], instant[1], instant[3]
+    n = len(ptr) - 1
+    reads = [set(column[ptr[a]:ptr[a + 1]].tolist()) for a in range(n)]
+    tables = gates[2]
+    gate_ptr, candidate_ptr, key_form, need_ptr, need_form, form_ptr, form_column = (
+        tables[tables[k]:tables[k + 1]] for k in (GATE_PTR, CANDIDATE_PTR, KEY_FORM, NEED_PTR, NEED_FORM, FORM_PTR,
+                                                  FORM_COLUMN))
+    for a in range(n):
+        for c in range(candidate_ptr[gate_ptr[a]], candidate_ptr[gate_ptr[a + 1]]):
+            for f in [key_form[c], *need_form[need_ptr[c]:need_ptr[c + 1]]]:
+                reads[a].update(form_column[form_ptr[f]:form_ptr[f + 1]].tolist())
+
+    def readers(changes):
+        changed = set(np.flatnonzero(changes).tolist())
+        return [a for a in range(n) if reads[a] & changed]
+    stoppers = [[b for b in readers(delta[a]) if rivals[a, b]] for a in range(n)]
+    starts = len(stoppers) + 1 + np.cumsum([0] + [len(x) for x in stoppers])
+    links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in stoppers], np.zeros(3 * n)]).astype(np.int64)
+    # until markings are seen, a test of a place many activities read (a gap, a pool) is taken to fail most
+    pick_sentinels(links, instant, np.bincount(column, minlength=max(column, default=0) + 1)[column])
+    woken = [readers(changes) for changes in delta] + [readers(changes) for changes in timed[3]] + [range(n)]
+    bits = np.zeros((len(woken), (n + 63) // 64 or 1), dtype=np.uint64)
+    for row, activities in enumerate(woken):
+        for b in activities:
+            bits[row, b // 64] |= np.uint64(1) << np.uint64(b % 64)
+    return links, bits.view(np.int64)
+
+
+def pick_sentinels(links: np.ndarray, instant, failing: np.ndarray) -> None:
+    """Write into the last 3 n entries of ``links`` each instantaneous activity's *sentinel*: the arc test
+    of it most likely to fail (``failing``: a score per test), as (column, sign, bound), the test reading
+    ``sign * m[column] >= bound``. A scan for enabled activities looks at it first: most activities are
+    then rejected by one comparison. Which test is the sentinel changes only the speed."""
+    ptr, column, threshold = instant[0], instant[1], instant[2]
+    n = len(ptr) - 1
+    sentinel = links[len(links) - 3 * n:].reshape(n, 3)
+    for a in range(n):
+        if ptr[a] == ptr[a + 1]:                # no test: always passes
+            sentinel[a] = (0, 0, 0)
+            continue
+        t = ptr[a] + int(np.argmax(failing[ptr[a]:ptr[a + 1]]))
+        need = threshold[t]
+        sentinel[a] = (column[t], 1, need) if need > 0 else (column[t], -1, 1 + need)
+
+
+def failing_tests(instant, markings: np.ndarray) -> np.ndarray:
+    """The share of ``markings`` where each arc test of ``instant`` (:func:`group_arrays`) fails."""
+    column, threshold = instant[1], instant[2]
+    values = markings[:, column].astype(np.int64)
+    return np.where(threshold > 0, values < threshold, values >= -threshold).mean(axis=0)
 
 
 #: the integer tables of the choice gates, in the order :func:`gate_arrays` packs them
@@ -116,13 +199,17 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     passing large tuples of arrays to the functions called per firing slows them down a lot).
 
     - the marking expanded and its successor;
-    - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows);
+    - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows),
+      and the activities woken on the way to the marking and to each one on the stack (bit sets,
+      as :func:`link_arrays`'s ``wakes``);
     - the landings waiting to be looked up (``pending``), with their sources, weights and table slots;
     - the levels: a successor, the table that merges equal markings, two levels of markings.
     """
     state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
+    words = (n_instant + 63) // 64 or 1
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
-            np.empty((stack, n_places), np.int64), np.empty(stack))
+            np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(words, np.int64),
+            np.empty((stack, words), np.int64))
     landings = (np.empty((pending, n_places), np.int64), np.empty(pending, np.int64), np.empty(pending),
                 np.empty(pending, np.int64), np.empty(pending, np.int64), np.empty(pending, np.int64))
     levels = (np.empty(n_places, np.int64), np.zeros(4 * stack, np.int64),

@@ -1,0 +1,141 @@
+"""Which instantaneous activities may fire in a marking, and how often in a row: the compiled
+exploration engine's (:mod:`spn.statespace.compiled`) questions about one marking.
+
+The enabled activities of the highest priority are the choices (ties split by weight); a
+single choice fires in a *run* as long as it stays the only one (:meth:`ActivityTable.run_lengths`
+answers the same for the NumPy engine). Both read the arrays of
+:mod:`spn.statespace.kernel_arrays`, and look at few activities: only those woken on the way from
+a tangible marking, each first through its sentinel test, and for a run only the rivals that read
+what it changes.
+
+Numba caches each function with its own file: :mod:`spn.kernels` stamps this file with the
+kernel's, and compiles the kernel again (its cache cleared) when any of them changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+
+from spn.statespace.activity_table import UNBOUNDED
+from spn.statespace.compiled_gates import gates_hold
+
+
+def _compiled(function):
+    return njit(cache=True, nogil=True)(function)
+
+
+def _inlined(function):
+    """Compiled into its callers: these run several times per marking."""
+    return njit(cache=True, nogil=True, inline="always")(function)
+
+
+@_inlined
+def enabled(m, ptr, column, threshold, a):
+    for t in range(ptr[a], ptr[a + 1]):
+        need = threshold[t]
+        if need > 0:
+            if m[column[t]] < need:
+                return False
+        elif m[column[t]] >= -need:
+            return False
+    return True
+
+
+@_inlined
+def _window(m, ptr, column, threshold, delta_a, b):
+    """The firings i of a run of delta_a (i = 0, 1, ...) after which activity b is enabled: [lo, hi)."""
+    lo, hi = 0, UNBOUNDED
+    for t in range(ptr[b], ptr[b + 1]):
+        need = threshold[t]
+        sign = 1 if need > 0 else -1                    # a test reads sign * m[column] >= bound
+        bound = need if need > 0 else 1 + need
+        value = sign * m[column[t]]
+        change = sign * delta_a[column[t]]
+        if change == 0:
+            if value < bound:
+                return UNBOUNDED, 0
+        elif change == 1:                               # (the usual case, without a division)
+            lo = max(lo, bound - value)
+        elif change == -1:
+            hi = min(hi, value - bound + 1)
+        elif change > 0:
+            lo = max(lo, -((value - bound) // change))
+        else:
+            hi = min(hi, (value - bound) // (-change) + 1)
+    return lo, hi
+
+
+@_inlined
+def run_length(m, a, instant, gates, links):
+    """How often activity a, the only choice in m, fires in a row (see ActivityTable.run_lengths);
+    once when a gate could stop the run or start a rival. Only the rivals that read a place a
+    changes can start during the run (its stoppers, :func:`~spn.statespace.kernel_arrays.link_arrays`)."""
+    if gates is not None and not gates[0][a]:
+        return 1
+    ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
+    stoppers = links[0]
+    run = _window(m, ptr, column, threshold, delta[a], a)[1]
+    for r in range(stoppers[a], stoppers[a + 1]):
+        lo, hi = _window(m, ptr, column, threshold, delta[a], stoppers[r])
+        if lo < hi:
+            run = min(run, max(lo, 1))
+    return 1 if run >= UNBOUNDED else run
+
+
+@_inlined
+def choices(m, instant, gates, priority, links, woken, choice):
+    """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
+    into ``choice``; returns how many, and their total weight (0 choices: m is tangible). Only the
+    activities in the bit set ``woken`` are looked at (all of them, or those woken on the way from a
+    tangible marking: :func:`~spn.statespace.kernel_arrays.link_arrays`), in the order of their numbers."""
+    if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
+        return _gated_choices(m, instant, gates, priority, links, woken, choice)
+    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    sentinels = links[0]
+    sentinel = len(sentinels) - 3 * len(priority)
+    n_choices, best, total = 0, -np.inf, 0.0
+    for i in range(len(woken)):
+        word = woken[i]
+        while word != 0:
+            a = 64 * i + trailing_zeros(word)
+            word &= word - 1
+            test = sentinel + 3 * a                 # most activities fail their sentinel test
+            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+                continue
+            if priority[a] >= best and enabled(m, ptr, column, threshold, a):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
+    return n_choices, total
+
+
+@_compiled
+def _gated_choices(m, instant, gates, priority, links, woken, choice):
+    """:func:`choices` where activities may have choice gates (kept out of the plain nets' loop,
+    which it slows down even where no gate is ever evaluated). Activities come highest priority
+    first, so the scan stops at the first below the enabled ones found."""
+    ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
+    sentinels = links[0]
+    sentinel = len(sentinels) - 3 * len(priority)
+    n_choices, best, total = 0, -np.inf, 0.0
+    for i in range(len(woken)):
+        word = woken[i]
+        while word != 0:
+            a = 64 * i + trailing_zeros(word)
+            word &= word - 1
+            if priority[a] < best:
+                return n_choices, total
+            test = sentinel + 3 * a
+            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+                continue
+            if enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
+    return n_choices, total
