@@ -56,6 +56,13 @@ def cases(fitted: str, *, after: bool) -> list[tuple[str, list[str]]]:
     return out
 
 
+def spn_command(python: str, path: str, module: str = "spn.cli") -> list[str]:
+    """``python -m module`` with the package at ``path`` ahead of everything: ``-m`` itself would put the
+    working folder first on the path, and the checkout measured would be this one, whatever ``path`` is."""
+    return [python, "-c", f"import runpy, sys; sys.path.insert(0, {path!r}); "
+                          f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
+
+
 def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[float, float, int, str]:
     """Wall seconds, peak MB and exit status of ``spn args`` with the package at ``path``."""
     env = dict(os.environ, PYTHONPATH=path)
@@ -63,7 +70,7 @@ def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[floa
         target = os.path.join(out_dir, f"sweep-{time.monotonic_ns()}.csv")
         args = [*args, "--out", target]
     started = time.perf_counter()
-    proc = subprocess.run([python, "-m", "spn.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([*spn_command(python, path), *args], cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or [""])[-1]
@@ -72,11 +79,11 @@ def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[floa
 
 def measure(python: str, path: str, label: str, extra: list[str], *, after: bool) -> list[dict]:
     """Every case with the package at ``path`` (each in its own parent process, for its peak memory)."""
-    subprocess.run([python, "-m", "spn.kernels"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=path),
+    subprocess.run(spn_command(python, path, "spn.kernels"), cwd=ROOT, env=dict(os.environ, PYTHONPATH=path),
                    capture_output=True)
     fitted = os.path.join(tempfile.mkdtemp(prefix="spn-bench-"), "q52.yaml")
     if LOG is not None:
-        subprocess.run([python, "-m", "spn.cli", "fit", str(LOG), "-o", fitted], cwd=ROOT,
+        subprocess.run([*spn_command(python, path), "fit", str(LOG), "-o", fitted], cwd=ROOT,
                        env=dict(os.environ, PYTHONPATH=path), capture_output=True)
     rows = []
     for name, args in cases(fitted, after=after):
