@@ -385,40 +385,6 @@ def test_resume_refuses_a_sweep_started_otherwise(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- Ctrl-C on Dask
-def _worker_started(pgid) -> bool:
-    """Whether a process of group ``pgid`` is a multiprocessing child (a Dask worker being started)."""
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and os.getpgid(int(entry.name)) == pgid \
-                    and b"spawn_main" in (entry / "cmdline").read_bytes():
-                return True
-        except (OSError, ProcessLookupError):
-            continue
-    return False
-
-
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the worker processes in /proc")
-def test_ctrl_c_while_the_dask_cluster_starts_ends_the_command(tmp_path):
-    """Ctrl-C while the workers are still starting: the command ends with one line, nothing is left running."""
-    from tests.test_sweep import SLOW_GRID, group_ends, spn_process
-
-    out = tmp_path / "r.csv"
-    proc = spn_process("sweep", TEZ, *SLOW_GRID, "--out", str(out), "--workers", "2", cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + 120
-        while not _worker_started(proc.pid):
-            assert proc.poll() is None and time.monotonic() < deadline, "no worker process was started"
-            time.sleep(0.02)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert (proc.returncode, err) == (130, "spn: error: interrupted\n")
-    assert group_ends(proc.pid)
-
-
 def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
     """The terminal sends SIGINT to the whole process group: the workers must stay silent."""
     from tests.test_sweep import SLOW_GRID, group_ends, spn_process, wait_for_rows

@@ -363,62 +363,25 @@ def _run_dask(tasks, record, *, workers, scheduler) -> str:
 
 
 def _local_cluster(LocalCluster, n: int):
-    """A LocalCluster of ``n`` worker processes that never see Ctrl-C, started so that this one does.
+    """A LocalCluster of ``n`` worker processes that ignore Ctrl-C.
 
-    A Ctrl-C in a terminal reaches every process of the foreground group: workers that
-    took it would each print a traceback. An ignored SIGINT is inherited by the processes
-    started meanwhile (and Python then installs no handler of its own), so SIGINT is
-    ignored while the cluster starts. It is also blocked, and a blocked signal is kept
-    pending rather than discarded even when ignored: this thread waits for it
-    (``sigtimedwait``) while another starts the cluster, and a Ctrl-C during start-up
-    ends the command at once (KeyboardInterrupt), the half-started cluster being closed
-    in the background.
+    A Ctrl-C in a terminal reaches every process of the foreground group: workers
+    that took it would each print a traceback. An ignored SIGINT is inherited by the
+    processes started meanwhile (and Python then installs no handler of its own), so
+    only this process sees the interrupt, and it stops the workers itself.
     """
     import logging
     import signal
     import threading
 
-    started = {}
-
-    def start():
-        try:
-            started["cluster"] = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                              dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
-        except BaseException as error:   # handed to the waiting thread
-            started["error"] = error
-
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "sigtimedwait"):
-        start()
-    else:
-        interrupt = {signal.SIGINT}
-        signal.pthread_sigmask(signal.SIG_BLOCK, interrupt)      # the threads started below inherit it
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        interrupted = False
-        try:
-            thread = threading.Thread(target=start, name="spn-dask-start", daemon=True)
-            thread.start()
-            while thread.is_alive() and not interrupted:
-                interrupted = signal.sigtimedwait(interrupt, 0.1) is not None
-        finally:
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+    finally:
+        if in_main:
             signal.signal(signal.SIGINT, previous)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupt)
-        if interrupted:
-            threading.Thread(target=_close_when_started, args=(thread, started), daemon=True).start()
-            raise KeyboardInterrupt
-    if "error" in started:
-        raise started["error"]
-    return started["cluster"]
-
-
-def _close_when_started(thread, started) -> None:
-    """Close a cluster whose start was interrupted, once its start has finished."""
-    thread.join()
-    cluster = started.get("cluster")
-    if cluster is not None:
-        try:
-            cluster.close(timeout=10)
-        except Exception:
-            pass
 
 
 def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_completed) -> str:
