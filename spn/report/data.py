@@ -167,6 +167,22 @@ class _Budget:
         if self.overrun is None and seconds > share and not method.startswith("simulation"):
             self.overrun = (name, seconds, share)
 
+    def ask(self, name: str, answer):
+        """``answer(method, share)`` for the point ``name`` within its share of the budget; None where the
+        point is left out (no time left, or no answer in its share: noted)."""
+        asked = self.next(name)
+        if asked is None:
+            return None
+        method, share = asked
+        started = time.perf_counter()
+        try:
+            result = answer(method, share)
+        except SpnError as error:       # the point's share ran out (a method refused more time): go on
+            self.failed_at(name, error)
+            return None
+        self.took(name, time.perf_counter() - started, share, result.method)
+        return result
+
     def failed_at(self, name: str, error) -> None:
         """Point ``name`` got no answer within its share (``error`` says why): it is left out, the others go on."""
         _say(self.progress, f"report: {name}: no answer ({error})")
@@ -201,18 +217,11 @@ def _what_if_curve(logs, values, app, pilots, budget: _Budget, *, level, seed, r
     errors = prediction_errors(logs, Budget(seed=seed, rel_precision=rel_precision)) if level is not None else None
     rows = []
     for value in values:
-        asked = budget.next(f"{value} executors")
-        if asked is None:
+        row = budget.ask(f"{value} executors", lambda method, share: predict(
+            logs, (EXECUTORS, [value]), users=1, seed=seed, rel_precision=rel_precision, max_seconds=share,
+            level=level, method=method, errors=errors)[0])
+        if row is None:
             continue
-        method, share = asked
-        t0 = time.perf_counter()
-        try:
-            (row,) = predict(logs, (EXECUTORS, [value]), users=1, seed=seed, rel_precision=rel_precision,
-                             max_seconds=share, level=level, method=method, errors=errors)
-        except SpnError as error:       # the point's share ran out (a method refused more time): go on
-            budget.failed_at(f"{value} executors", error)
-            continue
-        budget.took(f"{value} executors", time.perf_counter() - t0, share, row.method)
         out = row.as_dict()
         out.update(executors=value, spread=None if row.spread is None else list(row.spread),
                    sparklens_s=sparklens_estimate(app, executors=value, cores=cores),
@@ -237,18 +246,11 @@ def _users_curve(pilot_logs, model: dict, users, think, budget: _Budget, *, seed
 
     rows = []
     for n in users:
-        asked = budget.next(f"{n} user(s)")
-        if asked is None:
+        result = budget.ask(f"{n} user(s)", lambda method, share: evaluate(
+            model, [f"workload.users={n}"], question=Question(percentiles=(95.0,)), method=method,
+            budget=Budget(seed=seed, rel_precision=rel_precision, max_seconds=share)))
+        if result is None:
             continue
-        method, share = asked
-        t0 = time.perf_counter()
-        try:
-            result = evaluate(model, [f"workload.users={n}"], question=Question(percentiles=(95.0,)), method=method,
-                              budget=Budget(seed=seed, rel_precision=rel_precision, max_seconds=share))
-        except SpnError as error:
-            budget.failed_at(f"{n} user(s)", error)
-            continue
-        budget.took(f"{n} user(s)", time.perf_counter() - t0, share, result.method)
         low, high = result.interval
         rows.append({"users": n, "mean_execution_time": result.mean_execution_time, "ci_low": low, "ci_high": high,
                      "p95": result.percentiles[95.0], "method": result.how, "throughput": result.throughput,
