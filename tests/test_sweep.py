@@ -234,7 +234,7 @@ def test_interrupt_a_dask_sweep_then_resume(tmp_path, capsys):
     proc = spn_process(*args, cwd=tmp_path)
     try:
         wait_for_rows(out, 4, proc)
-        os.kill(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)         # as a terminal's Ctrl-C: to every process of the group
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -250,6 +250,28 @@ def test_interrupt_a_dask_sweep_then_resume(tmp_path, capsys):
     assert (summary["skipped"], summary["computed"]) == (finished, 20 - finished)
     check_complete(out, 20)
     assert read_rows(out)[1][:finished] == rows          # the rows before the interruption, unchanged
+
+
+def test_ctrl_c_while_the_local_dask_cluster_starts_is_honoured(tmp_path):
+    """Ctrl-C to the whole group once the first worker process exists, before any point is solved:
+    exit 130 with one line (no worker prints a traceback), every process ends, nothing is written."""
+    psutil = pytest.importorskip("psutil")
+    out = tmp_path / "r.csv"
+    proc = spn_process("sweep", TEZ, *SLOW_GRID, "--out", str(out), "--workers", "2", cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while not psutil.Process(proc.pid).children() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not out.exists(), "still starting"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130 and err == "spn: error: interrupted\n"
+    assert group_ends(proc.pid)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- a real Dask cluster on loopback

@@ -58,6 +58,7 @@ import itertools
 import math
 import os
 import re
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -366,22 +367,69 @@ def _local_cluster(LocalCluster, n: int):
     """A LocalCluster of ``n`` worker processes that ignore Ctrl-C.
 
     A Ctrl-C in a terminal reaches every process of the foreground group: workers
-    that took it would each print a traceback. An ignored SIGINT is inherited by the
-    processes started meanwhile (and Python then installs no handler of its own), so
-    only this process sees the interrupt, and it stops the workers itself.
+    that took it would each print a traceback. So the workers are started through a
+    launcher that ignores SIGINT before it runs Python (an ignored signal stays
+    ignored across exec, and Python then installs no handler of its own), and only
+    this process sees the interrupt. An interrupt while the cluster starts is recorded
+    and raised once the cluster can be stopped, so that none is lost.
     """
     import logging
+    import multiprocessing.spawn
     import signal
     import threading
 
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
-    try:
+    def start():
         return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                             dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL)
+
+    python = multiprocessing.spawn.get_executable()
+    launcher = _sigint_ignoring_launcher(python)
+    if os.access(launcher, os.X_OK):      # not where temporary files may not run (a noexec /tmp)
+        multiprocessing.spawn.set_executable(launcher)
+    in_main = threading.current_thread() is threading.main_thread()
+    interrupted = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum)) if in_main else None
+    cluster = None
+    try:
+        cluster = start()
+    except BaseException:
+        if not interrupted:
+            raise
     finally:
+        # the workers have started: later ones (a restart) may run Python itself
+        _restore_executable(launcher, python)
         if in_main:
             signal.signal(signal.SIGINT, previous)
+    if interrupted:      # a worker killed by it meanwhile fails the start: the interrupt is the cause
+        _close_quietly(None, None, cluster)
+        raise KeyboardInterrupt
+    return cluster
+
+
+def _sigint_ignoring_launcher(python) -> str:
+    """A temporary executable file that runs ``python`` with SIGINT ignored (removed by :func:`_restore_executable`)."""
+    import tempfile
+
+    descriptor, path = tempfile.mkstemp(prefix="spn-worker-", suffix=".sh")
+    try:
+        with os.fdopen(descriptor, "w") as launcher:      # closed before it runs: Linux will not run a file open for writing
+            launcher.write(f"#!/bin/sh\ntrap '' INT\nexec {shlex.quote(os.fsdecode(python))} \"$@\"\n")
+        os.chmod(path, 0o700)
+    except BaseException:
+        os.remove(path)
+        raise
+    return path
+
+
+def _restore_executable(launcher: str, python) -> None:
+    """Spawn ``python`` itself again, and remove the launcher."""
+    import multiprocessing.spawn
+
+    multiprocessing.spawn.set_executable(python)
+    try:
+        os.remove(launcher)
+    except OSError:
+        pass
 
 
 def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_completed) -> str:
@@ -397,7 +445,11 @@ def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_com
     else:
         n = min(workers if workers is not None else os.cpu_count() or 1, len(tasks))
         cluster = _local_cluster(LocalCluster, n)
-        client = Client(cluster)
+        try:
+            client = Client(cluster)
+        except BaseException:
+            _close_quietly(None, None, cluster)
+            raise
         runner = f"local Dask cluster ({n} worker processes)"
     # a few points per worker in flight: the grid is submitted as points finish, never all at once
     pending = iter(tasks)
@@ -416,8 +468,11 @@ def _run_on_dask(tasks, record, workers, scheduler, Client, LocalCluster, as_com
 
 def _close_quietly(running, client, cluster) -> None:
     """Cancel what is left and stop the client and the cluster; their errors do not replace the first one."""
-    for closing in (lambda: client.cancel(list(running.futures)), lambda: running.clear(),
-                    lambda: client.close(timeout=10), lambda: cluster is not None and cluster.close(timeout=10)):
+    closings = [lambda: cluster is not None and cluster.close(timeout=10)]
+    if client is not None:
+        closings[:0] = [lambda: client.cancel(list(running.futures)), lambda: running.clear(),
+                        lambda: client.close(timeout=10)]
+    for closing in closings:
         try:
             closing()
         except Exception:
