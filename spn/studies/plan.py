@@ -76,6 +76,11 @@ class Target:
     def percentile(self) -> float | None:
         return None if self.metric == "mean" else float(self.metric[1:])
 
+    @property
+    def key(self) -> str:
+        """The name of its metric among a solved point's metrics: ``p95``, or with a class ``dashboard.mean``."""
+        return self.metric if self.query_class is None else f"{self.query_class}.{self.metric}"
+
     def met(self, value: float) -> bool:
         return value <= self.bound if self.op == "<=" else value < self.bound
 
@@ -294,8 +299,10 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
                   on_point: Callable | None = None, path: str = "value") -> PlanResult:
     """Smallest (or largest) value whose metrics meet every target; checks monotonicity on the way.
 
-    ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics
-    (``"mean"``, ``"p95"``...). See the module docstring for the search.
+    ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics (their
+    :attr:`Target.key`: ``"mean"``, ``"p95"``, ``"dashboard.mean"``...), and for an estimated
+    one its interval (``"mean_ci_low"``, ``"mean_ci_high"``): it meets a target only if the
+    whole interval does. See the module docstring for the search.
 
     >>> r = find_boundary(range(1, 11), lambda v: {"mean": (v - 5) ** 2 + 1.0},
     ...                   [parse_target("mean<=2")], probes=3)
@@ -376,7 +383,7 @@ def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
 
 def _meets(metrics: dict, targets) -> bool:
     """Every target met; an estimated metric (with ``METRIC_ci_high``) only if its whole interval is."""
-    return all(t.met(metrics.get(f"{t.metric}_ci_high", metrics[t.metric])) for t in targets)
+    return all(t.met(metrics.get(f"{t.key}_ci_high", metrics[t.key])) for t in targets)
 
 
 def _overlap(a: dict, b: dict, metric: str) -> bool:
@@ -389,7 +396,7 @@ def _overlap(a: dict, b: dict, metric: str) -> bool:
 def _monotonicity_evidence(points, targets, largest) -> list[str]:
     """Where the solved points contradict monotone metrics or a single switch of 'met'."""
     evidence = []
-    for metric in dict.fromkeys(t.metric for t in targets):
+    for metric in dict.fromkeys(t.key for t in targets):
         xs = [p.value for p in points]
         ys = [p.metrics[metric] for p in points]
         steps = []

@@ -18,7 +18,8 @@ and the search must live with noise:
   straddling the bound sends the probe back for more replications (a finer relative
   precision, down to ``refine_to``) and, if it still straddles, the probe is *undecided*:
   reported as such, never counted as met.
-- **Search.** Bisection over the grid, assuming more share never hurts the classes of the
+- **Search.** :func:`spn.studies.plan.find_boundary`'s bisection over the grid (both ends, then
+  halves; no interior probes), assuming more share never hurts the classes of the
   varied queue (so the smallest share meeting a target on one of them is wanted) and never
   helps the classes of the other queues (a target on those asks for the *largest* share of
   the varied queue). The probes evaluated check that assumption: a class's interval moving
@@ -42,7 +43,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from spn.studies.plan import Target, model_data
+from spn.studies.plan import Target, find_boundary, model_data
 from spn.exceptions import ModelError, SpnError
 
 __all__ = ["is_queue_share", "parse_share_vary", "share_grid", "probe_queues", "Probe", "QueueSharePlan",
@@ -283,57 +284,41 @@ def plan_queue_share(model, vary: str, targets, *, sets=(), seed: int = 1, rel_p
 
     started = time.perf_counter()
     seed = int(seed)
-    cache: dict[int, Probe] = {}
+    probes: dict[int, Probe] = {}
 
-    def evaluate(k: int) -> Probe:
-        share = grid[k]
+    def solve(k: int) -> dict:
+        """Probe ``k`` guaranteed containers: every class's R_c and its interval, as the search reads them."""
+        share = k / C
         layout, notes = probe_queues(queues, queue, share)
         probe_data = copy.deepcopy(data)
         for item, q in zip(probe_data["queues"], queues):   # parsed in list order
             item["capacity"], item["max_capacity"] = layout[q.name]
         try:
             desc = parse_description(probe_data, source=str(model))
-            return _simulate_probe(desc, share, round(share * C), layout, notes, targets, seed=seed,
-                                   rel_precision=rel_precision, refine_to=refine_to, max_seconds=max_seconds)
+            probe = _simulate_probe(desc, share, k, layout, notes, targets, seed=seed,
+                                    rel_precision=rel_precision, refine_to=refine_to, max_seconds=max_seconds)
         except SpnError as error:
             located = type(error)(f"at queues.{queue}.capacity={share:.4g}: {error}")
             located.option = error.option
             raise located from None
+        probes[k] = probe
+        if progress:
+            print(f"plan: {queue} share {probe.share:.4g}: {probe.verdict} ({probe.replications} replications, "
+                  f"{probe.seconds:.1f} s)", file=sys.stderr, flush=True)
+        metrics = {"method": "simulation"}
+        for name, r in probe.classes.items():
+            metrics |= {f"{name}.mean": r.value, f"{name}.mean_ci_low": r.ci_low, f"{name}.mean_ci_high": r.ci_high}
+        return metrics
 
-    def at(pos: int) -> Probe:
-        k = len(grid) - 1 - pos if largest else pos     # position 0: the end with the least of what helps
-        if k not in cache:
-            cache[k] = evaluate(k)
-            if progress:
-                p = cache[k]
-                print(f"plan: {queue} share {p.share:.4g}: {p.verdict} ({p.replications} replications, "
-                      f"{p.seconds:.1f} s)", file=sys.stderr, flush=True)
-        return cache[k]
-
-    # bisection over grid positions: the last one (most help) first, then the first one; an
-    # undecided probe counts as "not shown to meet", so the answer is always a probe that met
-    n = len(grid)
-    answer = neighbour = None
-    if at(n - 1).verdict == MET:
-        low, high = -1, n - 1
-        if n > 1:
-            if at(0).verdict == MET:
-                high = 0
-            else:
-                low = 0
-        while high - low > 1:
-            mid = (low + high) // 2
-            if at(mid).verdict == MET:
-                high = mid
-            else:
-                low = mid
-        answer = at(high).share
-        neighbour = at(low).share if low >= 0 else None
-    probes = tuple(cache[k] for k in sorted(cache))
+    # plan's search over the grid's containers, without interior probes: both ends, then bisection
+    # (an undecided probe is "not shown to meet", so the answer is always a probe that met)
+    search = find_boundary([round(share * C) for share in grid], solve, targets, largest=largest, probes=0)
+    found = tuple(probes[k] for k in sorted(probes))
     return QueueSharePlan(
         model=base.name, queue=queue, range=(lo, hi), containers=C, grid=grid, targets=targets,
-        largest=largest, answer=answer, neighbour=neighbour, probes=probes,
-        evidence=tuple(contradictions(probes, classes, queue, largest)), rel_precision=rel_precision,
+        largest=largest, answer=None if search.answer is None else search.answer / C,
+        neighbour=None if search.neighbour is None else search.neighbour / C, probes=found,
+        evidence=tuple(contradictions(found, classes, queue, largest)), rel_precision=rel_precision,
         refine_to=refine_to, seed=seed, seconds=time.perf_counter() - started)
 
 
