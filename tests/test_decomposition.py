@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spn.analysis.decomposition import (
-    birth_death, decompose, not_applicable, oldest_two, throughput_curve,
+    birth_death, decompose, not_applicable, oldest_two, stage_counts, throughput_curve,
 )
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
@@ -46,6 +46,17 @@ def test_the_fifo_chain_of_one_server_tends_to_deterministic_service_as_its_stag
     assert xs[0] == pytest.approx(0.8, rel=1e-12)
     assert all(a < b for a, b in zip(xs, xs[1:]))
     assert xs[-1] == pytest.approx(np.e / (np.e + 0.5), rel=2e-3)
+
+
+def test_the_second_oldest_job_needs_fewer_stages():
+    # one server: the second never progresses, so its stages cannot matter
+    one = [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert oldest_two(4, 2.0, one, 20, 1) == pytest.approx(oldest_two(4, 2.0, one, 20, 20), rel=1e-12)
+    # two servers: a quarter of the stages for the second moves the throughput by under 0.1 %
+    two = [0.0, 1.0, 2.0, 2.0, 2.0]
+    assert oldest_two(4, 2.0, two, 20, 5) == pytest.approx(oldest_two(4, 2.0, two, 20, 20), rel=1e-3)
+    # the chain is kept within MAX_FILL by lowering the second's stages first
+    assert stage_counts(40, 60) == (40, 10) and stage_counts(40, 1_000) == (40, 3) and stage_counts(40, 10**7) == (1, 1)
 
 
 def test_one_user_keeps_all_its_throughput_with_every_chain():

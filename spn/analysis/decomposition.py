@@ -12,10 +12,11 @@ chain over the number n of jobs in the cluster (docs/design.md §5.8):
 - ``fair`` shares the containers equally between the jobs, a symmetric discipline: the
   birth-death chain with arrivals (N − n)/Z and completions X(n) (:func:`birth_death`);
 - ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
-  takes what the older one leaves. The chain follows the progress of the two oldest jobs in r
-  Erlang stages each (r from the squared coefficient of variation of a job's time alone): the
-  oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs together complete
-  X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
+  takes what the older one leaves. The chain follows the progress of the two oldest jobs in
+  Erlang stages (the oldest in r, from the squared coefficient of variation of a job's time
+  alone; the second in fewer, as its progress matters less and each of its stages multiplies
+  the chain): the oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs
+  together complete X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
   which the birth-death chain, whose completions are memoryless, does not say.
 
 R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user (a job's cycle is
@@ -44,7 +45,8 @@ import numpy as np
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
 __all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "birth_death",
-           "oldest_two", "job_stages", "EXACT_STATES", "MAX_STAGES", "MAX_FILL", "POLICIES"]
+           "oldest_two", "job_stages", "stage_counts", "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL",
+           "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
@@ -55,10 +57,13 @@ EXACT_STATES = 5_000
 #: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
 #: at once; two such chains extrapolate to none)
 INSTANT = 1e-6
-#: Erlang stages of a job's progress in the fifo chain, at most
+#: Erlang stages of the oldest job's progress in the fifo chain, at most
 MAX_STAGES = 40
-#: entries the LU of the fifo chain may fill, about N · r⁴ (r is lowered to fit: 0.1-0.3 s)
-MAX_FILL = 400_000
+#: ... and of the second oldest's, at most (on the validation grid 10 stages instead of 40 move R by
+#: 0.4 % at most, and the chain is 16 times smaller)
+SECOND_STAGES = 10
+#: entries the LU of the fifo chain may fill, at most N · (r · r₂)² (the stages are lowered to fit: under 0.5 s)
+MAX_FILL = 16_000_000
 #: relative half-width of the 95 % interval each simulated X(k) is run to, within its share of the time
 X_PRECISION = 0.002
 #: X(k) within this fraction of the containers' bound C / W: the curve is flat from there on
@@ -86,8 +91,8 @@ class Throughput:
 class Decomposition:
     """The answer: ``mean`` (R), its interval (``low``, ``high``: the X(k)'s intervals propagated, widened
     by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the two chains' R
-    (``birth_death_mean``, ``oldest_two_mean``), the ``stages`` r of the fifo chain, the ``curve`` of
-    measured X(k), and the seconds it took."""
+    (``birth_death_mean``, ``oldest_two_mean``), the ``stages`` of the fifo chain's oldest and second
+    oldest jobs (r, r2), the ``curve`` of measured X(k), and the seconds it took."""
 
     mean: float
     low: float
@@ -98,6 +103,7 @@ class Decomposition:
     birth_death_mean: float
     oldest_two_mean: float
     stages: int
+    second_stages: int
     policy: str
     curve: tuple
     seconds: float
@@ -111,6 +117,7 @@ class Decomposition:
         return {"low": self.low, "high": self.high, "error_bound": self.error_bound,
                 "model_error_s": self.model_error, "birth_death_mean": self.birth_death_mean,
                 "oldest_two_mean": self.oldest_two_mean, "stages": self.stages,
+                "second_stages": self.second_stages,
                 "throughput_curve": [{"k": x.k, "X": x.value, "low": x.low, "high": x.high, "source": x.source,
                                       "jobs": x.jobs} for x in self.curve]}
 
@@ -142,11 +149,12 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
     work = _work(desc)
     curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
-    stages = job_stages(desc, seed=seed, users=N) if N > 1 else 1
+    stages, second = stage_counts(job_stages(desc, seed=seed), N) if N > 1 else (1, 1)
 
     def mean(pick: str) -> tuple[float, float]:
         rates = _rates(curve, N, pick, C / work)
-        return _response(N, Z, birth_death(N, Z, rates)), _response(N, Z, oldest_two(N, Z, rates, stages))
+        return (_response(N, Z, birth_death(N, Z, rates)),
+                _response(N, Z, oldest_two(N, Z, rates, stages, second)))
 
     r_bd, r_fifo = mean("value")
     chosen = r_fifo if desc.scheduler.policy == "fifo" else r_bd
@@ -157,7 +165,7 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     x = N / (chosen + Z)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, stages=stages,
-                         policy=desc.scheduler.policy, curve=curve, seconds=time.perf_counter() - started)
+                         second_stages=second, policy=desc.scheduler.policy, curve=curve, seconds=time.perf_counter() - started)
 
 
 def _response(N: int, Z: float, x: float) -> float:
@@ -297,12 +305,13 @@ def birth_death(N: int, Z: float, rates) -> float:
     return float(p[1:] @ rates[1:N + 1])
 
 
-def oldest_two(N: int, Z: float, rates, stages: int, *, rtol: float = 1e-10) -> float:
+def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, *, rtol: float = 1e-10) -> float:
     """The throughput of N users thinking Z s in front of a fifo cluster completing ``rates[n]`` jobs/s
-    with n jobs, each job's progress in ``stages`` Erlang stages: the oldest job at ``stages · rates[1]``,
-    the second at ``stages · (rates[n] − rates[1])`` (what the oldest leaves), the others waiting. A job
-    ends after its last stage (the second may end first); the chain is solved by a sparse LU
-    (its residual checked against ``rtol``).
+    with n jobs: the oldest job's progress in ``stages`` Erlang stages at ``stages · rates[1]``, the
+    second's in ``second`` stages (default ``stages``) at ``second · (rates[n] − rates[1])`` (what the
+    oldest leaves), the others waiting. A job ends after its last stage (the second may end first);
+    when the oldest ends, the second becomes the oldest at the stage of its progress so far. The
+    chain is solved by a sparse LU (its residual checked against ``rtol``).
 
     >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)    # one stage: the birth-death chain
     0.8
@@ -314,8 +323,10 @@ def oldest_two(N: int, Z: float, rates, stages: int, *, rtol: float = 1e-10) -> 
 
     rates = np.asarray(rates, dtype=float)
     r = int(stages)
-    # states: 0 (empty); n = 1: j1 (r states); n >= 2: (j1, j2) (r² states each)
-    size = 1 + r + (N - 1) * r * r
+    r2 = r if second is None else int(second)
+    # states: 0 (empty); n = 1: j1 (r states); n >= 2: (j1, j2) (r · r2 states each)
+    level = r * r2
+    size = 1 + r + (N - 1) * level
     rows, cols, vals = [], [], []
     ends_from, ends_rate = [], []
 
@@ -332,31 +343,32 @@ def oldest_two(N: int, Z: float, rates, stages: int, *, rtol: float = 1e-10) -> 
     one = 1 + j                                      # n = 1, stage j1
     add(0, 1, N / Z)                                 # an arrival to the empty cluster
     if N >= 2:
-        add(one, 1 + r + j * r, (N - 1) / Z)         # a second job arrives, at stage 0
+        add(one, 1 + r + j * r2, (N - 1) / Z)        # a second job arrives, at stage 0
     add(one[:-1], one[1:], r * rates[1])
     add(one[-1], 0, r * rates[1], end=True)
-    j1, j2 = np.meshgrid(j, j, indexing="ij")
+    j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
     j1, j2 = j1.ravel(), j2.ravel()
+    promoted = (j2 * r) // r2                        # the second's progress, in the oldest's stages
     for n in range(2, N + 1):
-        base = 1 + r + (n - 2) * r * r
-        here = base + j1 * r + j2
-        second = max(rates[n] - rates[1], 0.0)
+        base = 1 + r + (n - 2) * level
+        here = base + j1 * r2 + j2
+        rate2 = max(rates[n] - rates[1], 0.0)
         if n < N:
-            add(here, here + r * r, (N - n) / Z)    # a third or later job arrives, behind the two
+            add(here, here + level, (N - n) / Z)     # a third or later job arrives, behind the two
         step1 = j1 < r - 1
-        add(here[step1], here[step1] + r, r * rates[1])
-        below = 1 + j2 if n == 2 else 1 + r + (n - 3) * r * r + j2 * r      # the second becomes the oldest
+        add(here[step1], here[step1] + r2, r * rates[1])
+        below = 1 + promoted if n == 2 else 1 + r + (n - 3) * level + promoted * r2   # the second becomes the oldest
         add(here[~step1], below[~step1], r * rates[1], end=True)
-        if second > 0:
-            step2 = j2 < r - 1
-            add(here[step2], here[step2] + 1, r * second)
-            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * r * r + j1 * r   # the second ends first
-            add(here[~step2], gone[~step2], r * second, end=True)
+        if rate2 > 0:
+            step2 = j2 < r2 - 1
+            add(here[step2], here[step2] + 1, r2 * rate2)
+            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * level + j1 * r2   # the second ends first
+            add(here[~step2], gone[~step2], r2 * rate2, end=True)
     rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
     Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
     Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
     # π_0 = 1, then the balance equations of the other states: a banded system in this (level-major) order,
-    # whose LU fills about N·r⁴ entries (MAX_FILL bounds it)
+    # whose LU fills at most N · (r · r2)² entries (MAX_FILL bounds it)
     rest = splu(Q[1:, 1:].T.tocsc(), permc_spec="NATURAL").solve(-Q[0, 1:].toarray().ravel())
     pi = np.concatenate([[1.0], rest])
     pi /= pi.sum()
@@ -366,10 +378,9 @@ def oldest_two(N: int, Z: float, rates, stages: int, *, rtol: float = 1e-10) -> 
     return float(pi[np.concatenate(ends_from)] @ np.concatenate(ends_rate))
 
 
-def job_stages(desc, *, seed=0, users: int | None = None) -> int:
-    """r, the Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
-    alone (simulated), rounded, at most :data:`MAX_STAGES` and what keeps the fifo chain of ``users``
-    within :data:`MAX_FILL`."""
+def job_stages(desc, *, seed=0) -> int:
+    """The Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
+    alone (simulated), rounded, at most :data:`MAX_STAGES`."""
     from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
 
     if not compiled_cluster_ready():
@@ -379,6 +390,16 @@ def job_stages(desc, *, seed=0, users: int | None = None) -> int:
     jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
     times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
     scv = float(np.var(times) / np.mean(times) ** 2)
-    users = users or desc.workload.users
-    fit = int((MAX_FILL / max(users, 1)) ** 0.25)
-    return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES, fit))
+    return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
+
+
+def stage_counts(stages: int, users: int) -> tuple[int, int]:
+    """(r, r2): the oldest job's stages and the second's in the fifo chain of ``users``, lowered (the
+    second's first) until its LU fits :data:`MAX_FILL`.
+
+    >>> stage_counts(40, 60), stage_counts(40, 1_000), stage_counts(3, 60)
+    ((40, 10), (40, 3), (3, 3))
+    """
+    width = max(1, int(math.isqrt(MAX_FILL // max(users, 1))))     # r · r2 at most
+    r = max(1, min(int(stages), MAX_STAGES, width))
+    return r, max(1, min(r, SECOND_STAGES, width // r))
