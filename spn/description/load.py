@@ -180,6 +180,7 @@ def _build_phase(phase: dict) -> Phase:
         cv=float(phase["cv"]) if "cv" in phase else None,
         samples=tuple(float(x) for x in samples) if samples is not None else None,
         priority=float(phase.get("priority", 0.0)),
+        kind=phase.get("kind", "container"),
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["Workload", "Cluster", "Scheduler", "Phase", "QueryClass", "Queue", "Description", "DISTRIBUTIONS",
-           "LAW_PARAMETER", "POLICIES", "NET_POLICIES", "QUEUE_POLICIES", "require_net_policy", "job_classes",
+           "LAW_PARAMETER", "PHASE_KINDS", "container_seconds", "POLICIES", "NET_POLICIES", "QUEUE_POLICIES", "require_net_policy", "job_classes",
            "queues_of", "require_single_class", "THINK_TIME_PLACEHOLDER", "ANALYTIC_DISTRIBUTIONS"]
 
 #: the task-time laws a phase may name in ``distribution``
@@ -28,6 +28,9 @@ ANALYTIC_DISTRIBUTIONS = ("erlang", "exponential")
 
 #: the optional phase key each law needs; every other law takes none of them
 LAW_PARAMETER = {"uniform": "spread", "lognormal": "cv", "empirical": "samples"}
+
+#: what a phase's tasks run on (``kind``): a container of the pool, or the driver, outside the pool
+PHASE_KINDS = ("container", "driver")
 
 #: the scheduling policies a description may name in ``scheduler.policy``
 POLICIES = ("fifo", "fair", "gate")
@@ -102,8 +105,15 @@ class Phase:
     half-width as a fraction of the mean), ``lognormal`` (with ``cv``) or
     ``empirical`` (with ``samples``, in seconds).
 
+    ``kind`` is ``container`` (each task holds a container of the pool while it
+    runs) or ``driver``: the tasks run outside the pool, as the Spark driver's
+    work between stages does, so the phase is a delay of its job that neither
+    waits for a container nor holds one (every job in it runs it at once).
+
     >>> Phase("map", tasks=4, task_time=2.0).shape
     1
+    >>> Phase("driver-job0", tasks=1, task_time=0.5, kind="driver").holds_containers
+    False
     """
 
     name: str
@@ -115,6 +125,21 @@ class Phase:
     cv: float | None = None
     samples: tuple[float, ...] | None = None
     priority: float = 0.0
+    kind: str = "container"
+
+    @property
+    def holds_containers(self) -> bool:
+        """Do its tasks take containers from the pool (a ``container`` phase)?"""
+        return self.kind != "driver"
+
+
+def container_seconds(phases) -> float:
+    """W: the mean container-seconds one job holds, its driver phases aside.
+
+    >>> container_seconds([Phase("a", 4, 2.0), Phase("d", 1, 5.0, kind="driver")])
+    8.0
+    """
+    return float(sum(p.tasks * p.task_time for p in phases if p.holds_containers))
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,14 @@ def _job_problems(data: Mapping, at: list) -> list[str]:
             else:
                 first_index[name] = index
         found += _distribution_problems(_path_text(data, [*at, "phases", index]), phase)
+        priority = phase.get("priority", 0)
+        if phase.get("kind") == "driver" and isinstance(priority, (int, float)) and priority != 0:
+            found.append(f"{_path_text(data, [*at, 'phases', index])}.priority: a driver phase takes no container, "
+                         f"so it has no priority among containers (got {show(priority)})")
+    kinds = [phase.get("kind", "container") for phase in phases if isinstance(phase, dict)]
+    if kinds and all(k == "driver" for k in kinds):
+        found.append(f"{prefix}phases: every phase is a driver phase; a job needs at least one phase whose tasks "
+                     "run in containers (kind: container)")
 
     edges = node.get("edges")
     if isinstance(edges, list):

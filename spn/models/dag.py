@@ -59,7 +59,7 @@ def dag_from_description(desc) -> nx.DiGraph:
     graph = nx.DiGraph()
     for i, p in enumerate(desc.phases):
         graph.add_node(p.name, tasks=p.tasks, task_time=p.task_time, shape=p.shape,
-                       priority=p.priority, order=i)
+                       priority=p.priority, order=i, containers=p.holds_containers)
     graph.add_edges_from(desc.edges)
     return graph
 
@@ -68,11 +68,12 @@ def build_application(graph: nx.DiGraph, *, users: int, think_time: float, conta
                       name: str = "application") -> ApplicationNet:
     """Compose think, pool, forks, joins and phases for a DAG of phases.
 
-    Node attributes: ``tasks``, ``task_time``, optional ``shape`` (1), ``priority`` (0)
-    and ``order`` (tie-break of the topological order; default: insertion order).
+    Node attributes: ``tasks``, ``task_time``, optional ``shape`` (1), ``priority`` (0),
+    ``order`` (tie-break of the topological order; default: insertion order) and
+    ``containers`` (True; False: a driver phase, which holds none).
     """
     check_graph(graph)
-    control = max(float(graph.nodes[v].get("priority", 0)) for v in graph.nodes) + 1
+    control = max(float(graph.nodes[v].get("priority", 0)) for v in holding_containers(graph)) + 1
     flow = job_flow(graph, control=control, gate=True)
     parts = [submodels.think(users, think_time), submodels.pool(containers)] + flow.parts
     shared = {"PJ": [("think", "thinking"), flow.done], "PWJ": [("think", "waiting"), flow.entry],
@@ -130,7 +131,8 @@ def job_flow(graph: nx.DiGraph, *, control: float, prefix: str = "", gate: bool 
         parts.append(submodels.phase(f"{prefix}{v}", tasks=a["tasks"], task_time=a["task_time"],
                                      shape=a.get("shape", 1),
                                      priority=allocation_priority.get(v, a.get("priority", 0)),
-                                     control_priority=control, last=gate and v == gate_phase))
+                                     control_priority=control, last=gate and v == gate_phase,
+                                     containers=a.get("containers", True)))
         if graph.out_degree(v) > 1:
             parts.append(submodels.fork(f"{prefix}fork@{v}", graph.out_degree(v), control_priority=control))
         if graph.in_degree(v) > 1:
@@ -168,8 +170,13 @@ def job_flow(graph: nx.DiGraph, *, control: float, prefix: str = "", gate: bool 
     done = (f"{prefix}{sinks[0]}", "end") if len(sinks) == 1 else (end, "out")
     end_activity = f"{prefix}{sinks[0]}.IAF" if len(sinks) == 1 else f"{end}.IA0"
     gate_members = [(start, "gate"), (f"{prefix}{gate_phase}", "gate")] if gate else []
-    return JobFlow(parts, shared, (start, "in"), done, [(f"{prefix}{v}", "containers") for v in topo],
-                   gate_members, end_activity, gate_phase)
+    containers = [(f"{prefix}{v}", "containers") for v in topo if graph.nodes[v].get("containers", True)]
+    return JobFlow(parts, shared, (start, "in"), done, containers, gate_members, end_activity, gate_phase)
+
+
+def holding_containers(graph: nx.DiGraph) -> list:
+    """The phases of ``graph`` whose tasks take containers (all but its driver phases)."""
+    return [v for v in graph.nodes if graph.nodes[v].get("containers", True)]
 
 
 def build(desc) -> ApplicationNet:
@@ -193,6 +200,8 @@ def check_graph(graph):
         for key in ("tasks", "task_time"):
             if key not in graph.nodes[v]:
                 problems.append(f"phase {v!r} has no {key}")
+    if graph.number_of_nodes() and not holding_containers(graph):
+        problems.append("every phase is a driver phase: a job needs at least one phase that holds containers")
     if graph.number_of_nodes() and not nx.is_directed_acyclic_graph(graph):
         cycle = nx.find_cycle(graph)
         problems.append("phases form a cycle: " + " -> ".join([u for u, _ in cycle] + [cycle[0][0]]))

@@ -31,7 +31,8 @@ jobs apart (``scheduler.policy``, as the cluster simulator reads it):
 
 Within a job, phases of higher priority get containers first and ties are equally
 likely, as in the cluster simulator (:mod:`spn.simulation.cluster`), which states the
-same model without a net and checks this one.
+same model without a net and checks this one. A driver phase has no allocation: it waits
+for no container, holds none and counts in no policy's tally of waiting or running tasks.
 
 A description with query classes and queues (docs/design.md §4.6) becomes one net too
 (:func:`build_classes`): every class has its own users (``<class>/PJ``), every queue its own
@@ -57,7 +58,7 @@ from fractions import Fraction
 from spn.description.model import POLICIES, RATIO_TIE, job_classes, queue_limits, queues_of
 from spn.exceptions import ModelError
 from spn.models import submodels
-from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, job_flow
+from spn.models.dag import ApplicationNet, build, check_graph, dag_from_description, holding_containers, job_flow
 from spn.net import InputGate, InstantActivity, Net, Place
 from spn.net.choice import Candidate, ChoiceGate
 from spn.net.compose import compose
@@ -162,7 +163,7 @@ def build_classes(desc) -> ClassesNet:
     queue_nets = []
     for qname, _, limit, _ in queue_specs:
         running = tuple(f"{layout.job(qname, k, c)}{v}.PR" for k, c, graph in layout.slots_of(qname, specs)
-                        for v in graph.nodes)
+                        for v in holding_containers(graph))
         queue_nets.append(QueueNet(qname, running, limit))
     return ClassesNet(net, class_nets, tuple(queue_nets), C)
 
@@ -212,7 +213,7 @@ def _build(layout, specs, queues, containers, gate_policy, name, weights=None, t
     most containers, policy); ``gate_policy``: the one-class policy, None with classes;
     ``weights``: the classes' fair-share weights (absent: 1).
     """
-    ranks = sorted({float(g.nodes[v].get("priority", 0)) for _, g, _, _, _ in specs for v in g})
+    ranks = sorted({float(g.nodes[v].get("priority", 0)) for _, g, _, _, _ in specs for v in holding_containers(g)})
     rank = {p: r for r, p in enumerate(ranks)}
     levels = len(ranks)
     sizes = {q: sum(users for _, _, users, _, queue in specs if queue == q) for q, _, _, _ in queues}
@@ -230,7 +231,7 @@ def _build(layout, specs, queues, containers, gate_policy, name, weights=None, t
     for q, _, _, _ in queues:
         for k, c, graph in layout.slots_of(q, specs):
             prefix = layout.job(q, k, c)
-            allocation = {v: rank[float(graph.nodes[v].get("priority", 0))] for v in graph}
+            allocation = {v: rank[float(graph.nodes[v].get("priority", 0))] for v in holding_containers(graph)}
             if policy_of[q] == "fifo":      # older slots first, then the phase's priority
                 allocation = {v: (sizes[q] - k) * levels + r for v, r in allocation.items()}
             flow = job_flow(graph, control=control, prefix=prefix, gate=gate, gate_tokens=int(k == 1),
@@ -242,7 +243,7 @@ def _build(layout, specs, queues, containers, gate_policy, name, weights=None, t
             shared[f"{prefix}done"] = [flow.done]
             shared.update(flow.shared)
             roles[f"{prefix}start.IA0"] = (q, k, c, None)
-            roles.update({f"{prefix}{v}.IAGR": (q, k, c, v) for v in graph})
+            roles.update({f"{prefix}{v}.IAGR": (q, k, c, v) for v in holding_containers(graph)})
     if not gate:
         del shared["PEJ"]
     net = compose(parts, shared, name=name)
@@ -314,10 +315,11 @@ class _Policies:
         return dataclasses.replace(activity, input_gates=activity.input_gates + tuple(gates))
 
     def _places(self, q, k, place, steps=None):
-        """The (place, coefficient) pairs of slot k of queue q: the ``place`` (PW or PR) of every phase of
-        its classes, each class's counted ``steps[class]`` times (default once)."""
+        """The (place, coefficient) pairs of slot k of queue q: the ``place`` (PW or PR) of every container
+        phase of its classes (driver phases neither wait for containers nor hold any), each class's counted
+        ``steps[class]`` times (default once)."""
         return tuple((f"{self.layout.job(q, j, c)}{v}.{place}", 1 if steps is None else steps[c])
-                     for j, c, graph in self.slots[q] if j == k for v in graph.nodes)
+                     for j, c, graph in self.slots[q] if j == k for v in holding_containers(graph))
 
     def _fewest_running(self, q, k):
         """Slot k holds the job of queue q with a waiting task whose running tasks / weight is smallest,

@@ -10,6 +10,8 @@ input arc of multiplicity T, "no task still waiting" an inhibitor arc of bound 1
 ['containers', 'end', 'start']
 >>> [a.name for a in phase("reduce", tasks=2, task_time=1.0, last=True).activities]
 ['IAS', 'IAGR', 'TAR', 'IAF', 'IAEJ']
+>>> [a.name for a in phase("driver-job0", tasks=1, task_time=1.0, containers=False).activities]
+['IAS', 'TAR', 'IAF']
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from spn.net import Erlang, InstantActivity, Place, TimedActivity
 
 
 def phase(name: str, *, tasks: int, task_time: float, shape: int = 1, priority: float = 0,
-          control_priority: float = 1, last: bool = False) -> SubModel:
+          control_priority: float = 1, last: bool = False, containers: bool = True) -> SubModel:
     """A map/reduce phase, Tez vertex or Spark stage (Fig. 5a).
 
     A token in PS starts the phase: IAS creates ``tasks`` waiting tasks in PW;
@@ -30,23 +32,36 @@ def phase(name: str, *, tasks: int, task_time: float, shape: int = 1, priority: 
     PJiR, and IAEJ returns the token of PEJ once no task of the phase waits.
     Control activities (IAS, IAF, IAEJ) fire at ``control_priority``, above every
     allocation, so containers are handed out only once the job's control flow settled.
+
+    ``containers=False`` is a driver phase: IAS puts its tasks straight in PR, and
+    TAR returns nothing, so the phase has no PW, PC or IAGR and no ``containers``
+    role. It is still a step of the job's DAG, and an infinite-server delay: every
+    job in it runs its tasks at once. As its last phase, it gives the gate back
+    as soon as it starts (no task of it ever waits).
     """
-    places = [Place("PS"), Place("PW"), Place("PR"), Place("PF"), Place("PE"), Place("PC")]
-    start_outputs = {"PW": tasks}
-    interface = {"start": "PS", "end": "PE", "containers": "PC"}
+    places = [Place("PS"), Place("PR"), Place("PF"), Place("PE")]
+    start_outputs = {"PR" if not containers else "PW": tasks}
+    interface = {"start": "PS", "end": "PE"}
+    if containers:
+        places[1:1] = [Place("PW")]
+        places.append(Place("PC"))
+        interface["containers"] = "PC"
     if last:
         places += [Place("PJiR"), Place("PEJ")]
         start_outputs["PJiR"] = 1
         interface["gate"] = "PEJ"
+    returned = {"PC": 1} if containers else {}
     activities = [
         InstantActivity("IAS", inputs={"PS": 1}, outputs=start_outputs, priority=control_priority),
-        InstantActivity("IAGR", inputs={"PC": 1, "PW": 1}, outputs={"PR": 1}, priority=priority),
-        TimedActivity("TAR", inputs={"PR": 1}, outputs={"PF": 1, "PC": 1},
+        TimedActivity("TAR", inputs={"PR": 1}, outputs={"PF": 1, **returned},
                       erlang=Erlang(shape, task_time), servers="infinite"),
         InstantActivity("IAF", inputs={"PF": tasks}, outputs={"PE": 1}, priority=control_priority),
     ]
+    if containers:
+        activities.insert(1, InstantActivity("IAGR", inputs={"PC": 1, "PW": 1}, outputs={"PR": 1},
+                                             priority=priority))
     if last:
-        activities.append(InstantActivity("IAEJ", inputs={"PJiR": 1}, inhibitors={"PW": 1},
+        activities.append(InstantActivity("IAEJ", inputs={"PJiR": 1}, inhibitors={"PW": 1} if containers else {},
                                           outputs={"PEJ": 1}, priority=control_priority))
     return SubModel(name, places, activities, interface)
 
