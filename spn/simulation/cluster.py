@@ -32,6 +32,9 @@ The ``gate`` policy:
   job) equally likely; within a phase the oldest job's task goes first. Control
   (phase ends and starts, job starts) settles before any container is handed out,
   and again after each one, as the net's control priority does.
+- A driver phase (``kind: driver``) takes no container: all its tasks start with it and
+  run side by side, whatever the other jobs hold; as the gate phase it frees the gate
+  as it starts (none of its tasks waits). So under every policy.
 
 Where it must differ from the net: the net mixes the tokens of consecutive jobs in
 shared places. Finished tasks of two jobs in the same phase (possible when a job
@@ -146,6 +149,7 @@ class ClusterSimulator:
             raise ModelError(f"laws: unknown phases {unknown}")
         self.names = names
         self.tasks = [p.tasks for p in phases]
+        self.driver = [not p.holds_containers for p in phases]
         self.priority = [float(p.priority) for p in phases]
         self.laws = [laws.get(p.name) or phase_distribution(p) for p in phases]
         self.succ = [[] for _ in phases]
@@ -200,7 +204,7 @@ class ClusterSimulator:
         unif = stream(rng.random)
         durations = [law_stream(law, rng) for law in self.laws]
         Z, C, N = self.think_time, self.containers, self.users
-        tasks, priority, succ, sources = self.tasks, self.priority, self.succ, self.sources
+        tasks, priority, succ, sources, driver = self.tasks, self.priority, self.succ, self.sources, self.driver
         gate, n_preds, n_sinks = self.gate, self.n_preds, len(self.sinks)
         n_phases = len(tasks)
         heappush, heappop = heapq.heappush, heapq.heappop
@@ -221,13 +225,21 @@ class ClusterSimulator:
         active = []                   # the phases whose ``waiting`` is not empty, in phase order
 
         def start_phase(job, s):
-            """Phase s of ``job`` starts: all its tasks wait for containers."""
-            job.unfinished[s] = job.waiting[s] = tasks[s]
+            """Phase s of ``job`` starts: all its tasks wait for containers, or (a driver phase) run at once."""
+            nonlocal seq, gate_free
+            job.unfinished[s] = tasks[s]
+            if pooled:
+                running[s].append(job)
+            if driver[s]:
+                for _ in range(tasks[s]):
+                    heappush(heap, (t + next(durations[s]), seq, job, s))
+                    seq += 1
+                gate_free = gate_free or s == gate     # none of its tasks will wait for a container
+                return
+            job.waiting[s] = tasks[s]
             if not waiting[s]:
                 insort(active, s)
             waiting[s].append(job)
-            if pooled:
-                running[s].append(job)
 
         gate_free = True
         free = C
@@ -263,7 +275,8 @@ class ClusterSimulator:
                 queue.append(_Job(t, n_preds, n_sinks))
                 in_system += 1
             else:                                    # a task ends
-                free += 1
+                if not driver[ph]:
+                    free += 1
                 if pooled:
                     finished[ph] += 1
                     if finished[ph] == tasks[ph]:    # T tasks of the phase, of any job, finished:

@@ -101,12 +101,23 @@ def law_table(laws):
     return kind, a, b, ptr, np.array(samples, dtype=float)
 
 
-def memory_needed(*, users: int, phases: int, containers: int, tasks: int, samples: int = 0) -> int:
+def memory_needed(*, users: int, phases: int, containers: int, tasks: int, samples: int = 0,
+                  driver_tasks: int = 0) -> int:
     """Bytes the arrays of one run take: per job and phase three counts and a queue slot
     (int32), per pending event 32 bytes (thinking users and running tasks, at most
-    N + min(C, N · tasks of a job)), per job about 60 bytes."""
-    events = users + min(containers, users * tasks)
+    N + min(C, N · tasks of a job) + N · driver tasks of a job), per job about 60 bytes."""
+    events = pending_events(users, containers, tasks, driver_tasks)
     return 16 * users * phases + 32 * events + 60 * users + 64 * phases + 8 * samples
+
+
+def pending_events(users: int, containers: int, tasks: int, driver_tasks: int = 0) -> int:
+    """The most events pending at once: a think end per user, a task end per busy container, and
+    every task of every job's driver phases (which hold no container, so the pool does not bound them).
+
+    >>> pending_events(3, 2, 5), pending_events(3, 2, 5, driver_tasks=2)
+    (5, 11)
+    """
+    return users + min(containers, users * tasks) + users * driver_tasks
 
 
 class CompiledClusterSimulator:
@@ -124,8 +135,10 @@ class CompiledClusterSimulator:
         self.users, self.containers, self.think_time = plain.users, plain.containers, plain.think_time
         P = len(plain.tasks)
         kind, a, b, ptr, emp = law_table(plain.laws)
+        held = sum(n for n, driver in zip(plain.tasks, plain.driver) if not driver)
+        driver_tasks = sum(plain.tasks) - held
         needed = memory_needed(users=self.users, phases=P, containers=self.containers,
-                               tasks=sum(plain.tasks), samples=len(emp))
+                               tasks=held, samples=len(emp), driver_tasks=driver_tasks)
         if needed > available_memory() // 2:
             raise ModelError(f"the compiled cluster simulator needs {needed / 2**30:.3g} GiB for "
                              f"{self.users:,} users and {P:,} phases, more than half the memory available")
@@ -134,10 +147,10 @@ class CompiledClusterSimulator:
         self._tables = (
             np.array(plain.tasks, np.int32), np.array(plain.n_preds, np.int32), succ_ptr,
             np.array([s for row in plain.succ for s in row], np.int64), np.array(plain.sources, np.int64),
-            np.array(plain.priority, float), kind, a, b, ptr, emp)
+            np.array(plain.priority, float), kind, a, b, ptr, emp, np.array(plain.driver, np.bool_))
         self._config = [self.users, self.containers, P, plain.gate, len(plain.sinks), _POLICY[self.policy],
                         int(len(set(plain.priority)) == 1), int(self.pool_finished_tasks)]
-        self._pending = self.users + min(self.containers, self.users * sum(plain.tasks))
+        self._pending = pending_events(self.users, self.containers, held, driver_tasks)
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
             deadline: float | None = None, job_times: bool = False) -> ClusterReplication:

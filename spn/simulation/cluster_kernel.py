@@ -119,6 +119,16 @@ def active_remove(active, n, k):
         active[j] = active[j + 1]
 
 
+@_inlined
+def start_driver(rng, ev_t, ev_seq, ev_u, ev_ph, si, t, u, s, n, law, a, b, lo, m, emp):
+    """A driver phase ``s`` of job ``u`` starts: its ``n`` tasks all run at once, holding no container."""
+    for _ in range(n):
+        d = draw(rng, law, a, b, lo, m, emp)
+        push_event(ev_t, ev_seq, ev_u, ev_ph, si[HEAP_LEN], t + d, si[SEQ], u, s)
+        si[HEAP_LEN] += 1
+        si[SEQ] += 1
+
+
 # --------------------------------------------------------------------------- the event heap
 @_inlined
 def push_event(ev_t, ev_seq, ev_u, ev_ph, n, t, seq, u, ph):
@@ -194,7 +204,7 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
     ``max_events`` events were taken (EVENT_LIMIT) or no event is pending (DEAD). ``times``
     (empty, or one slot per measured job) receives the measured jobs' execution times."""
     # the tuples are unpacked once: unpacking in the loop would count references at every event
-    tasks, n_preds, succ_ptr, succ, sources, priority, kind, law_a, law_b, emp_ptr, emp = tables
+    tasks, n_preds, succ_ptr, succ, sources, priority, kind, law_a, law_b, emp_ptr, emp, driver = tables
     submitted, jseq, preds_left, unfinished, waiting, sinks_left, running, phases, n_phases = jobs
     queue, wq, wq_head, wq_len, active, finished, rq, rq_head, rq_len = queues
     ready, pos = ready_heap
@@ -215,15 +225,22 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                         si[QUEUE_LEN] -= 1
                         si[GATE_FREE] = 0
                         for s in sources:
+                            if pooled:
+                                rq[s, (rq_head[s] + rq_len[s]) % N] = u
+                                rq_len[s] += 1
+                            if driver[s]:
+                                unfinished[u, s] = tasks[s]
+                                start_driver(rng, ev_t, ev_seq, ev_u, ev_ph, si, t, u, s, tasks[s], kind[s],
+                                             law_a[s], law_b[s], emp_ptr[s], emp_ptr[s + 1] - emp_ptr[s], emp)
+                                if s == gate:           # none of its tasks waits: the gate is free again
+                                    si[GATE_FREE] = 1
+                                continue
                             unfinished[u, s] = waiting[u, s] = tasks[s]
                             if wq_len[s] == 0:
                                 active_insert(active, si[ACTIVE_LEN], s)
                                 si[ACTIVE_LEN] += 1
                             wq[s, (wq_head[s] + wq_len[s]) % N] = u
                             wq_len[s] += 1
-                            if pooled:
-                                rq[s, (rq_head[s] + rq_len[s]) % N] = u
-                                rq_len[s] += 1
                     if si[FREE] == 0:
                         break
                     n = si[ACTIVE_LEN]
@@ -311,8 +328,9 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                 continue
             lo, hi = 0, sources.size                    # fifo, fair: it starts at once
         else:                                           # a task of job u ends
-            si[FREE] += 1
-            running[u] -= 1
+            if not driver[ph]:
+                si[FREE] += 1
+                running[u] -= 1
             if pooled:                                  # T finished tasks of the phase, of any job:
                 finished[ph] += 1                       # the oldest job running it ends it
                 ends = finished[ph] == tasks[ph]
@@ -355,6 +373,16 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                 preds_left[u, s] -= 1
                 if preds_left[u, s]:
                     continue
+            if pooled:
+                rq[s, (rq_head[s] + rq_len[s]) % N] = u
+                rq_len[s] += 1
+            if driver[s]:
+                unfinished[u, s] = tasks[s]
+                start_driver(rng, ev_t, ev_seq, ev_u, ev_ph, si, t, u, s, tasks[s], kind[s], law_a[s], law_b[s],
+                             emp_ptr[s], emp_ptr[s + 1] - emp_ptr[s], emp)
+                if policy == GATE and s == gate:
+                    si[GATE_FREE] = 1
+                continue
             unfinished[u, s] = waiting[u, s] = tasks[s]
             if policy == GATE:
                 if wq_len[s] == 0:
@@ -362,9 +390,6 @@ def advance(rng, cfg, think_time, tables, si, sf, heap, jobs, queues, ready_heap
                     si[ACTIVE_LEN] += 1
                 wq[s, (wq_head[s] + wq_len[s]) % N] = u
                 wq_len[s] += 1
-                if pooled:
-                    rq[s, (rq_head[s] + rq_len[s]) % N] = u
-                    rq_len[s] += 1
             else:
                 phases[u, n_phases[u]] = s
                 n_phases[u] += 1

@@ -15,7 +15,9 @@ preemption (docs/design.md §4.6, §7.2):
   to the oldest), compared exactly: each weight is read as the decimal it prints as, and
   the key is the integer running · (P / W_c), W_c the weights scaled to integers and P
   their least common multiple (written apart from the net's :func:`spn.models.jobs.fair_steps`);
-- inside the job, to its waiting phase of the highest ``priority``, ties equally likely.
+- inside the job, to its waiting phase of the highest ``priority``, ties equally likely;
+- a driver phase (``kind: driver``) takes no container: its tasks all start with it, and
+  count neither in a queue's used containers nor in a job's running tasks.
 
 Everything else is :class:`~spn.simulation.cluster.ClusterSimulator`'s ``fifo``/``fair``
 loop: jobs keep their identity, a phase starts when all its predecessors of the same job
@@ -98,6 +100,7 @@ class _JobClass:
         self.users = job_class.workload.users
         self.think_time = job_class.workload.think_time
         self.tasks = [p.tasks for p in phases]
+        self.driver = [not p.holds_containers for p in phases]
         self.priority = [float(p.priority) for p in phases]
         self.uniform_priority = len(set(self.priority)) == 1
         self.weight = Decimal(repr(float(job_class.weight)))    # the weight as written (0.3, not 0.29999...)
@@ -201,8 +204,15 @@ class QueueSimulator:
         submitted = 0
 
         def start_phase(job, jc, s):
-            """Phase s of ``job`` starts: all its tasks wait for containers."""
-            job.unfinished[s] = job.waiting[s] = jc.tasks[s]
+            """Phase s of ``job`` starts: all its tasks wait for containers, or (a driver phase) run at once."""
+            nonlocal seq
+            job.unfinished[s] = jc.tasks[s]
+            if jc.driver[s]:
+                for _ in range(jc.tasks[s]):
+                    heappush(heap, (t + next(durations[job.cls][s]), seq, job, s))
+                    seq += 1
+                return
+            job.waiting[s] = jc.tasks[s]
             if not job.phases and not fair[jc.queue]:   # fifo: the job now has waiting tasks
                 heappush(ready[jc.queue], (job.seq, job))
             job.phases.append(s)
@@ -248,9 +258,10 @@ class QueueSimulator:
                     start_phase(job, jc, s)
             else:                                    # a task ends
                 jc = classes[job.cls]
-                free += 1
-                used[jc.queue] -= 1
-                job.running -= 1
+                if not jc.driver[ph]:
+                    free += 1
+                    used[jc.queue] -= 1
+                    job.running -= 1
                 job.unfinished[ph] -= 1
                 if not job.unfinished[ph]:           # the phase ends
                     for s in jc.succ[ph]:
