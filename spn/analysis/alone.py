@@ -220,16 +220,19 @@ def job_alone(desc) -> AloneResult:
     dag.add_nodes_from(p.name for p in desc.phases)
     dag.add_edges_from(desc.edges)
     containers = desc.cluster.containers
-    dag, groups = _merge_siblings(dag, {p.name: p.tasks for p in desc.phases}, containers)
+    # a driver phase takes no container (0 held) and runs all its tasks at once (as many slots as tasks)
+    held = {p.name: p.tasks if p.holds_containers else 0 for p in desc.phases}
+    slots = {p.name: containers if p.holds_containers else p.tasks for p in desc.phases}
+    dag, groups = _merge_siblings(dag, held, containers)
     phases = {p.name: p for p in desc.phases}
-    _check_no_contention(dag, {node: sum(phases[m].tasks for m in groups[node]) for node in dag}, containers)
+    _check_no_contention(dag, {node: sum(held[m] for m in groups[node]) for node in dag}, containers)
     # every phase's time is below (waves + 1) long tasks, a long task being its 1 - 1e-13 quantile
-    scale = sum((-(-p.tasks // min(p.tasks, containers)) + 1)
+    scale = sum((-(-p.tasks // min(p.tasks, slots[p.name])) + 1)
                 * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in desc.phases)
     step = scale / GRID_POINTS
     grid = np.arange(GRID_POINTS + 1) * step
     laws = {node: (_group_time_cdfs([phases[m] for m in members], containers, grid) if len(members) > 1 else
-                   phase_time_cdfs(phases[node].tasks, containers, _shape(phases[node]), phases[node].task_time,
+                   phase_time_cdfs(phases[node].tasks, slots[node], _shape(phases[node]), phases[node].task_time,
                                    grid))
             for node, members in groups.items()}
     dag, laws = _series_parallel(dag, laws)
@@ -448,7 +451,8 @@ def _sup_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _merge_siblings(dag: nx.DiGraph, tasks: dict, containers: int) -> tuple[nx.DiGraph, dict]:
     """The DAG with each group of sibling phases (same parents, same children) that need more than the
-    containers together merged into one node; and node -> the phases it stands for.
+    containers together merged into one node; and node -> the phases it stands for. A phase that holds
+    no container (``tasks`` 0: a driver phase) shares none, and is never merged.
 
     One group at a time, on the DAG merged so far (merging a family all at once re-created the
     parents a previous merge had removed).
@@ -462,6 +466,8 @@ def _merge_siblings(dag: nx.DiGraph, tasks: dict, containers: int) -> tuple[nx.D
     while True:
         by_family: dict = {}
         for node in merged:
+            if not any(tasks[p] for p in groups[node]):
+                continue
             by_family.setdefault((frozenset(merged.predecessors(node)), frozenset(merged.successors(node))),
                                  []).append(node)
         crowded = next(((parents, children, members) for (parents, children), members in by_family.items()

@@ -46,16 +46,18 @@ def state_space_lower_bound(desc) -> float:
       ``r = min(C, T - f)`` containers with f of its T tasks finished, its r running tasks
       in any of the ``binom(r + k - 1, k - 1)`` Erlang stage compositions:
       ``Σ_{f=0}^{T-1} binom(min(C, T-f) + k - 1, k - 1)``;
-    - the source phases of the highest priority start together and may share the C
-      containers in any way while each still has a waiting task (ties are random):
+    - the source phases of the highest priority that hold containers start together and may
+      share the C containers in any way while each still has a waiting task (ties are random):
       ``Σ_{r_1+...+r_m = C, r_p <= T_p - 1} Π_p (T_p - r_p) · binom(r_p + k_p - 1, k_p - 1)``
       (``T_p - r_p`` finished counts leave a task waiting);
-    - when the tasks of all source phases fit in the C containers together, they all run at
-      once, each phase's in any stage composition: ``Π_p binom(T_p + k_p - 1, k_p - 1)``
+    - when the tasks of all source phases fit in the C containers together (a driver phase
+      takes none), they all run at once, each phase's in any stage composition:
+      ``Π_p binom(T_p + k_p - 1, k_p - 1)``
       (three one-task driver phases of Erlang shape 1,000 side by side: 10⁹ states);
     - under ``fifo`` and ``fair`` (jobs keep their identity), two jobs at once: the older one
       finishing its last phase, the younger in its first (:func:`_two_jobs`; 5.2·10⁶ states for the
-      paper's 50 users, 300 containers and 500 + 500 tasks);
+      paper's 50 users, 300 containers and 500 + 500 tasks; not when either is a driver phase,
+      which leaves the younger job all the containers);
     - any phase, alone or beside others, can hold ``r = min(C, T)`` running tasks at once (the
       phases beside it finish first, and it wins the containers they free) in any stage
       composition: ``binom(r + k - 1, k - 1)`` (4 tasks of shape 161 beside another stage:
@@ -107,8 +109,9 @@ def state_space_lower_bound(desc) -> float:
         bound = max(bound, float(_comb(float(min(C, phase.tasks)) + shape[k] - 1, shape[k] - 1)))
     # source phases of the top priority sharing the containers
     sources = [k for k in range(len(phases)) if not parents[k]]
-    top = max(phases[k].priority for k in sources)
-    group = [k for k in sources if phases[k].priority == top]
+    sharing = [k for k in sources if phases[k].holds_containers]
+    top = max((phases[k].priority for k in sharing), default=0.0)
+    group = [k for k in sharing if phases[k].priority == top]
     if len(group) > 1 and C <= 5_000 and len(group) * C * C <= 50_000_000:
         total = np.zeros(C + 1)
         total[0] = 1.0
@@ -118,7 +121,7 @@ def state_space_lower_bound(desc) -> float:
             total = np.minimum(np.convolve(total, weights)[:C + 1], 1e100)
         bound = max(bound, float(total[C]))
     # source phases whose tasks all fit in the containers together: every task runs at once
-    if sum(phases[k].tasks for k in sources) <= C:
+    if sum(phases[k].tasks for k in sharing) <= C:
         together = 1.0
         for k in sources:
             together = min(together * float(_comb(phases[k].tasks + shape[k] - 1, shape[k] - 1)), 1e300)
@@ -128,7 +131,8 @@ def state_space_lower_bound(desc) -> float:
     everything = (1 << len(phases)) - 1
     if (desc.scheduler.policy in ("fifo", "fair") and desc.workload.users >= 2 and len(sources) == 1
             and len(sinks) == 1 and (descendants[sources[0]] | 1 << sources[0]) == everything
-            and (ancestors[sinks[0]] | 1 << sinks[0]) == everything):
+            and (ancestors[sinks[0]] | 1 << sinks[0]) == everything
+            and phases[sources[0]].holds_containers and phases[sinks[0]].holds_containers):
         bound = max(bound, _two_jobs(phases[sinks[0]].tasks, shape[sinks[0]], phases[sources[0]].tasks,
                                      shape[sources[0]], C, desc.workload.users))
     return bound

@@ -173,8 +173,10 @@ def _response(N: int, Z: float, x: float) -> float:
 
 
 def _work(desc) -> float:
-    """W: the mean container-seconds of one job."""
-    return float(sum(p.tasks * p.task_time for p in desc.phases))
+    """W: the mean container-seconds of one job (its driver phases hold none)."""
+    from spn.description.model import container_seconds
+
+    return container_seconds(desc.phases)
 
 
 def _with_users(desc, k: int, think_time: float):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 import time
 
+from spn.description.model import container_seconds
 from spn.exceptions import ModelError, StateSpaceLimitError
 from spn.pipeline.result import Result
 
@@ -147,7 +148,7 @@ class JobAlone:
             extra.update(deadline_probability=value, deadline_interval=(low, high))
         r = alone.mean
         cycle = r + desc.workload.think_time    # one user: think, then run
-        busy = sum(p.tasks * p.task_time for p in desc.phases)
+        busy = container_seconds(desc.phases)
         details = {"low": alone.low, "high": alone.high, "error_bound": alone.error_bound, "grid_step_s": alone.step,
                    "users": 1, "think_time": desc.workload.think_time, "containers": desc.cluster.containers,
                    "policy": desc.scheduler.policy}

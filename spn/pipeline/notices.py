@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from spn.description.model import THINK_TIME_PLACEHOLDER
+from spn.description.model import THINK_TIME_PLACEHOLDER, container_seconds
 
 __all__ = ["think_time_problem", "gate_notice", "GATE_BUSY_AT_MOST", "GATE_SHORTFALL"]
 
@@ -79,7 +79,7 @@ def gate_notice(desc, utilization: float) -> str | None:
     if not 0 < utilization < GATE_BUSY_AT_MOST:
         return None
     users, think, containers = desc.workload.users, desc.workload.think_time, desc.cluster.containers
-    work = sum(p.tasks * p.task_time for p in desc.phases)
+    work = container_seconds(desc.phases)
 
     def asked(alone: float) -> float:
         return users * work / (containers * (alone + think))
@@ -104,7 +104,8 @@ def _critical_path(desc) -> float:
     from graphlib import TopologicalSorter
 
     containers = desc.cluster.containers
-    least = {p.name: max(p.task_time, p.tasks * p.task_time / containers) for p in desc.phases}
+    least = {p.name: max(p.task_time, p.tasks * p.task_time / containers if p.holds_containers else 0.0)
+             for p in desc.phases}
     parents: dict[str, list[str]] = {p.name: [] for p in desc.phases}
     for before, after in desc.edges:
         parents[after].append(before)
