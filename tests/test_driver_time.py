@@ -3,7 +3,8 @@
 Specifications: a spark-shell log's model runs for about its jobs' own time, not the application's wall
 span; a synthetic application with a long idle gap between two jobs is modelled without it, and the gap is
 reported (``reference.idle_gaps``, one line from ``spn fit``); a short gap stays as driver work; a batch
-application's start-up (its executors arriving) stays execution time.
+application's start-up (its executors arriving) stays execution time; the driver phases a spark-shell log
+is fitted with hold no container.
 """
 
 import os
@@ -13,7 +14,8 @@ import pytest
 import yaml
 
 from spn.cli import main
-from spn.description import parse_description
+from spn.analysis.solve import solve_description
+from spn.description import load_description, parse_description
 from spn.fit import fit_logs
 from spn.logs import load_runs
 from spn.logs.idle import IDLE_FLOOR_S, IDLE_FRACTION, idle_gaps
@@ -125,3 +127,18 @@ def test_a_batch_applications_start_up_is_execution_time():
     run = load_runs(Q26_E24)
     assert run.idle is None
     assert run.jobs[0].delay == pytest.approx(62.55, abs=0.1)
+
+
+@pytest.mark.skipif(not SHELL.exists(), reason=f"spark-shell fixture not found at {SHELL} (set SPN_DATA)")
+def test_a_spark_shell_logs_driver_phases_hold_no_container(tmp_path):
+    # written by spn fit and read back: the driver phase keeps its kind (shapes capped at 10 for a small chain)
+    out = tmp_path / "shell.yaml"
+    assert main(["fit", str(SHELL), "--max-shape", "10", "--out", str(out)]) == 0
+    desc = load_description(out, ["workload.users=2", "workload.think_time=5"])
+    kinds = {p.name: p.kind for p in desc.phases}
+    assert kinds == {"stage-0": "container", "stage-1": "container", "driver-job0": "driver"}
+    # two users: the containers are busy X · W / C, W the stages' container-seconds alone (the driver's 0.217 s
+    # held would add 2.5 % to it)
+    measures = solve_description(desc).measures
+    work = sum(p.tasks * p.task_time for p in desc.phases if p.kind == "container")
+    assert measures.utilization == pytest.approx(measures.throughput * work / desc.cluster.containers, rel=1e-6)

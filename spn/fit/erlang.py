@@ -408,18 +408,19 @@ def erlang_samples(shape: int, mean: float, size: int, *, seed=None) -> np.ndarr
 
 
 def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: bool = False,
-                      digits: int | None = None) -> dict:
+                      digits: int | None = None, driver: bool = False) -> dict:
     """One ``phases`` entry of a model description (docs/design.md §4) from a fit.
 
     Erlang by default; ``empirical=True`` keeps the measured sample instead
     (simulation only), as ``distribution: deterministic`` when it holds one
     value. ``digits`` rounds the task time and the samples to that many
-    significant digits (what a written model keeps).
+    significant digits (what a written model keeps). ``driver=True`` marks a
+    phase of driver time (``kind: driver``), which holds no container.
 
     >>> phase_description("map", 4, fit_phase([2.0, 2.2, 1.8, 2.1]))["shape"]
     50
-    >>> phase_description("driver", 1, fit_delay([0.1234567]), empirical=True, digits=3)
-    {'name': 'driver', 'tasks': 1, 'task_time': 0.123, 'distribution': 'deterministic'}
+    >>> phase_description("driver", 1, fit_delay([0.1234567]), empirical=True, digits=3, driver=True)
+    {'name': 'driver', 'tasks': 1, 'task_time': 0.123, 'distribution': 'deterministic', 'kind': 'driver'}
     """
     def kept(value: float) -> float:
         return float(value) if digits is None else float(f"{value:.{digits}g}")
@@ -427,13 +428,13 @@ def phase_description(name: str, tasks: int, phase_fit: PhaseFit, *, empirical: 
     entry = {"name": name, "tasks": int(tasks), "task_time": kept(phase_fit.fit.mean)}
     if not empirical:
         entry["shape"] = int(phase_fit.fit.shape)
-        return entry
-    samples = [kept(v) for v in phase_fit.samples]
-    if len(set(samples)) == 1:
+    elif len(set(samples := [kept(v) for v in phase_fit.samples])) == 1:
         entry["distribution"] = "deterministic"
     else:
         entry["distribution"] = "empirical"
         entry["samples"] = samples
+    if driver:
+        entry["kind"] = "driver"
     return entry
 
 

@@ -23,11 +23,9 @@ submitted what. :func:`fit_logs` turns that into a model description
   ``driver-job<id>`` of **one task** whose time is the measured delay, with
   the largest Erlang shape allowed (nearly constant), placed before the job's
   first stages; the time after the last job until the application ended
-  becomes ``driver-end``. Caveat of this choice: in the net such a phase holds
-  one container while it runs, which the driver does not do; with one user
-  nothing else of the job runs then, so only multi-user predictions are
-  affected (by at most one container per user in a delay). ``delays=False``
-  leaves them out. Idle gaps, with no job active (a person at a spark-shell or
+  becomes ``driver-end``. They are ``kind: driver`` phases: the driver runs in
+  its own JVM, so such a phase holds no container and waits for none, and
+  several users' jobs can be in theirs at once. ``delays=False`` leaves them out. Idle gaps, with no job active (a person at a spark-shell or
   notebook, jobs spaced out: :mod:`spn.logs.idle`), are not execution time: they
   are left out of the delays and of the measured execution time, and listed
   under ``reference.idle_gaps``.
@@ -275,7 +273,7 @@ def _describe(runs, template, *, paths, per_query, think_time, think_how, users,
     provenance, law_warnings = {}, []
     for phase in phases:
         description["phases"].append(phase_description(phase.name, phase.tasks, phase.fit, empirical=empirical,
-                                                       digits=_DIGITS))
+                                                       digits=_DIGITS, driver=phase.kind == "delay"))
         phase_notes[phase.name] = _phase_comment(phase)
         provenance[phase.name] = _phase_provenance(phase, empirical=empirical)
         if not empirical and phase.fit.quality is not None and phase.fit.quality.rejected:
@@ -313,7 +311,8 @@ def _phase_comment(phase: FittedPhase) -> list[str]:
         values = ", ".join(f"{s:.4g}" for s in phase.fit.samples[:6])
         more = ", ..." if len(phase.fit.samples) > 6 else ""
         return [f"delay (no task of the job running: driver, scheduling, start-up): {values}{more} s "
-                f"in {phase.samples_from} run(s); 1 task, Erlang shape {fit.shape} (= --max-shape, nearly constant)"]
+                f"in {phase.samples_from} run(s); 1 task, Erlang shape {fit.shape} (= --max-shape, nearly constant), "
+                "no container"]
     samples = np.asarray(phase.fit.samples)
     cv = float(samples.std(ddof=1) / samples.mean()) if samples.size > 1 else float("nan")
     ks = "n/a" if fit.ks is None else f"{fit.ks:.3f}"
@@ -432,7 +431,7 @@ def _header(runs, *, paths, per_query, input_size, max_shape, method, empirical,
         if any(p.kind == "delay" for p in phases):
             lines.append("driver-* phases: time when none of a job's tasks ran (start-up, driver work, "
                          "scheduling gaps), as 1 task of the measured mean with Erlang shape --max-shape; "
-                         "in the net it holds a container while it runs")
+                         "kind: driver, so it holds no container (the driver runs outside the executors)")
     else:
         lines.append("Delays left out (--no-delays): the model covers task time only")
     idle = [run.idle for run in runs if getattr(run, "idle", None)]
