@@ -58,6 +58,10 @@ def state_space_lower_bound(desc) -> float:
       finishing its last phase, the younger in its first (:func:`_two_jobs`; 5.2·10⁶ states for the
       paper's 50 users, 300 containers and 500 + 500 tasks; not when either is a driver phase,
       which leaves the younger job all the containers);
+    - under ``fifo`` and ``fair``, every user's job in the same source driver phase at once (it
+      holds no container, so nothing stops them), each in any stage composition:
+      ``binom(T + k - 1, k - 1)^N`` (a spark-shell fit's one-task driver phase of shape 1,000 and
+      two users: 10⁶ states);
     - any phase, alone or beside others, can hold ``r = min(C, T)`` running tasks at once (the
       phases beside it finish first, and it wins the containers they free) in any stage
       composition: ``binom(r + k - 1, k - 1)`` (4 tasks of shape 161 beside another stage:
@@ -126,6 +130,12 @@ def state_space_lower_bound(desc) -> float:
         for k in sources:
             together = min(together * float(_comb(phases[k].tasks + shape[k] - 1, shape[k] - 1)), 1e300)
         bound = max(bound, together)
+    # every job of a job-identity net (fifo, fair) in one source driver phase
+    if desc.scheduler.policy in ("fifo", "fair"):
+        for k in sources:
+            if not phases[k].holds_containers:
+                one = float(_comb(float(phases[k].tasks) + shape[k] - 1, shape[k] - 1))
+                bound = max(bound, min(np.exp(min(desc.workload.users * np.log(one), 690.0)), 1e300))
     # two jobs of a job-identity net (fifo, fair): the first in its last phase, the second in its first
     sinks = [k for k in range(len(phases)) if not children[k]]
     everything = (1 << len(phases)) - 1
