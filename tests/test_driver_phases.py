@@ -20,6 +20,9 @@ stages must neither wait for a container nor hold one. Specifications:
 - the description: ``kind`` is read, checked (no priority, not every phase) and set by ``--set``.
 """
 
+import itertools
+
+import numpy as np
 import pytest
 
 from spn.analysis.alone import job_alone
@@ -153,6 +156,27 @@ def test_every_users_job_in_a_source_driver_phase_bounds_the_chain():
     assert choose_method(shell(3)) is not None
     small = shell(2, tasks=2, shape=2)     # 2 tasks in 2 stages: 3 compositions per job, 9 for two
     assert 9 <= state_space_lower_bound(small) <= solve_description(small).tangible_states
+
+
+def small_descriptions_with_driver_phases():
+    """Random small DAGs, some of whose phases (never all) are driver phases, 1-2 users, every policy."""
+    rng = np.random.default_rng(28)
+    for k in range(18):
+        n = int(rng.integers(2, 4))
+        drivers = set(rng.choice(n, size=int(rng.integers(1, n)), replace=False).tolist())
+        phases = [{"name": f"p{i}", "tasks": int(rng.integers(1, 4)), "task_time": 1.0,
+                   "shape": int(rng.integers(1, 4))} | ({"kind": "driver"} if i in drivers else {}) for i in range(n)]
+        pairs = [(i, j) for i, j in itertools.combinations(range(n), 2) if rng.random() < 0.4]
+        pairs += [(i, n - 1) for i in range(n - 1) if all(a != i for a, _ in pairs)]   # one sink: connected
+        yield parse_description({"name": f"d{k}", "workload": {"users": int(rng.integers(1, 3)), "think_time": 3.0},
+                                 "cluster": {"containers": int(rng.integers(1, 4))}, "phases": phases,
+                                 "edges": [[f"p{i}", f"p{j}"] for i, j in pairs],
+                                 "scheduler": {"policy": ("fifo", "fair", "gate")[k % 3]}})
+
+
+@pytest.mark.parametrize("desc", list(small_descriptions_with_driver_phases()), ids=lambda d: d.name)
+def test_the_lower_bound_never_exceeds_the_chain_with_driver_phases(desc):
+    assert state_space_lower_bound(desc) <= solve_description(desc).tangible_states
 
 
 # --------------------------------------------------------------------------- the description
