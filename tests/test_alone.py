@@ -79,6 +79,16 @@ def test_grid_points_transformed_a_few_at_a_time_give_the_same_law(monkeypatch):
     assert _fewer_done(100, 6, 355, means) == pytest.approx(whole, abs=1e-15)
 
 
+def test_the_same_job_asked_again_is_not_computed_again():
+    # the think time plays no part with one user: a report's one-user point is its pilot's what-if point
+    first = job_alone(one_phase(40, 6, 355))
+    again = job_alone(parse_description({"name": "y", "workload": {"users": 1, "think_time": 600.0},
+                                         "cluster": {"containers": 6},
+                                         "phases": [{"name": "p", "tasks": 40, "task_time": 1.0, "shape": 355}]}))
+    assert again is first
+    assert job_alone(one_phase(40, 7, 355)) is not first
+
+
 def test_a_phase_of_a_million_tasks_is_within_its_bounds():
     # only the counts' window is convolved (a window of the whole count took minutes at this size)
     result = job_alone(one_phase(1_000_000, 100, 4, mean=10.0))

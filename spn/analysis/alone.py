@@ -66,6 +66,7 @@ laws' means (trapezoid rule: ``low`` and ``high`` within half a step).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -216,16 +217,26 @@ def job_alone(desc) -> AloneResult:
     if needed > MAX_BYTES:
         raise ModelError(f"the job-alone method would hold {needed / 2**30:.2g} GiB of laws for "
                          f"{len(desc.phases):,} phases, more than {MAX_BYTES / 2**30:g} GiB")
+    return _job_alone(tuple(desc.phases), tuple(tuple(e) for e in desc.edges), desc.cluster.containers)
+
+
+#: the jobs last asked, kept with their laws (0.8 MB each at most): the same job asked again (a
+#: report's one-user point and its pilot's what-if point) is not computed again
+KEPT_JOBS = 4
+
+
+@functools.lru_cache(maxsize=KEPT_JOBS)
+def _job_alone(phase_list: tuple, edges: tuple, containers: int) -> AloneResult:
+    """:func:`job_alone` of the phases, edges and containers of a description it accepts."""
     dag = nx.DiGraph()
-    dag.add_nodes_from(p.name for p in desc.phases)
-    dag.add_edges_from(desc.edges)
-    containers = desc.cluster.containers
-    dag, groups = _merge_siblings(dag, {p.name: p.tasks for p in desc.phases}, containers)
-    phases = {p.name: p for p in desc.phases}
+    dag.add_nodes_from(p.name for p in phase_list)
+    dag.add_edges_from(edges)
+    dag, groups = _merge_siblings(dag, {p.name: p.tasks for p in phase_list}, containers)
+    phases = {p.name: p for p in phase_list}
     _check_no_contention(dag, {node: sum(phases[m].tasks for m in groups[node]) for node in dag}, containers)
     # every phase's time is below (waves + 1) long tasks, a long task being its 1 - 1e-13 quantile
     scale = sum((-(-p.tasks // min(p.tasks, containers)) + 1)
-                * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in desc.phases)
+                * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in phase_list)
     step = scale / GRID_POINTS
     grid = np.arange(GRID_POINTS + 1) * step
     laws = {node: (_group_time_cdfs([phases[m] for m in members], containers, grid) if len(members) > 1 else
