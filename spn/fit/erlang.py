@@ -35,6 +35,7 @@ or ``None``) and never touches global random state.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -195,6 +196,19 @@ def fit_quality(samples, fit: ErlangFit, *, max_shape: int, sizes=None, tick: fl
         raise ValueError(f"group sizes {sizes} do not add up to the {n} samples")
     if replicates is None:
         replicates = min(BOOTSTRAP_REPLICATES, max(99, _BOOTSTRAP_DRAWS // n))
+    return _bootstrap(fit, max_shape, tuple(sizes), tick, int(replicates), int(seed))
+
+
+#: goodness-of-fit tests kept: what-if models of one pilot at other executor counts mostly fit the same
+#: (scaled) samples again, and the test draws from the fit alone
+KEPT_TESTS = 32
+
+
+@functools.lru_cache(maxsize=KEPT_TESTS)
+def _bootstrap(fit: ErlangFit, max_shape: int, sizes: tuple, tick, replicates: int, seed: int) -> FitQuality:
+    """:func:`fit_quality`'s parametric bootstrap: samples of ``sizes`` drawn from ``fit``, refitted, their KS
+    distances against ``fit.ks``."""
+    n = sum(sizes)
     rng = np.random.default_rng(seed)
     # a single raw group is simulated at its own scale, so that rounding to the tick bites as in the log
     scale = fit.mean / fit.shape if len(sizes) == 1 else 1.0 / fit.shape
