@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
+import scipy.fft
 from scipy import stats
 
 from spn.exceptions import ModelError
@@ -511,7 +512,7 @@ def _add(start_cdf: np.ndarray, duration_cdf: np.ndarray, law: int = POINT) -> n
     later = {POINT: lambda f: np.append(0.5 * (f[:-1] + f[1:]), f[-1]),
              LOW: lambda f: np.append(f[1:], 1.0),  # past the grid: at most 1
              HIGH: lambda f: f}[law](duration_cdf)
-    size = 1 << int(np.ceil(np.log2(2 * pmf.size)))
+    size = scipy.fft.next_fast_len(2 * pmf.size - 1, real=True)  # no wrap-around into the grid's points
     total = np.fft.irfft(np.fft.rfft(pmf, size) * np.fft.rfft(later, size), size)[:pmf.size]
     total += at_zero * duration_cdf
     return np.clip(total, 0.0, 1.0)
