@@ -3,17 +3,20 @@
     python benchmarks/commands.py                    # this checkout only
     python benchmarks/commands.py --before REF       # also the commit REF (a git worktree in a temp dir)
     python benchmarks/commands.py --max-seconds 10   # also: does any command run past its budget + 1 s?
+    python benchmarks/commands.py --only report      # only the cases whose name holds this
 
-Each case is one fresh process (``python -m spn.cli ...``), timed wall-clock, with the peak
-resident memory of the process tree (``resource.getrusage(RUSAGE_CHILDREN)``: the largest child so far,
-so every case runs in its own ``python benchmarks/commands.py --one`` parent). The compiled kernels of
+Each case is one fresh process (``python -m spn.cli ...``), timed wall-clock and in CPU seconds (user +
+system: what other work on the machine changes least), with the peak resident memory of the process tree
+(``resource.getrusage(RUSAGE_CHILDREN)``: the largest child so far, so every case runs in its own
+``python benchmarks/commands.py --one`` parent). The compiled kernels of
 each version are compiled first (``python -m spn.kernels``), so that no case pays for a compilation.
 Run it on an idle machine: a process competing for the two cores makes every number larger.
 
 The cases are the questions of the one-pipeline issue: a join and two MapReduce models whose fifo
 chains are past 2,000,000 states (``benchmarks/models``), percentiles of a model fitted from a
-lundstrom log, and a 3 x 2 sweep of it (before: the fitted model's containers; after: Spark's
-executors through the what-if rules, as a user would ask). A case that fails prints its last line.
+lundstrom log, a 3 x 2 sweep of it (before: the fitted model's containers; after: Spark's
+executors through the what-if rules, as a user would ask), and ``spn report`` of the two 704-task Q52 logs
+at 3 executors (its defaults: what-if curves, users, the page). A case that fails prints its last line.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LUNDSTROM = ROOT.parent / "shared" / "data" / "lundstrom"
-LOG = next(iter(sorted(LUNDSTROM.glob("q52_e3_*.json.gz"))), None)
+PILOT = sorted(LUNDSTROM.glob("q52_e3_*.json.gz"))
+LOG = next(iter(PILOT), None)
 
 
 def cases(fitted: str, *, after: bool) -> list[tuple[str, list[str]]]:
@@ -53,6 +57,7 @@ def cases(fitted: str, *, after: bool) -> list[tuple[str, list[str]]]:
         sweep = ["sweep", fitted, "--grid", "cluster.containers=6,12,24", "--grid", "workload.users=1,5",
                  "--set", "workload.think_time=60"]
     out.append(("sweep 3 x 2 of a fitted Q52", sweep))
+    out.append(("report of Q52 (2 logs of 704 tasks)", ["report", *map(str, PILOT)]))
     return out
 
 
@@ -63,21 +68,23 @@ def spn_command(python: str, path: str, module: str = "spn.cli") -> list[str]:
                           f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
 
 
-def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[float, float, int, str]:
-    """Wall seconds, peak MB and exit status of ``spn args`` with the package at ``path``."""
+def run_one(python: str, path: str, args: list[str], out_dir: str) -> tuple[float, float, float, int, str]:
+    """Wall seconds, CPU seconds, peak MB and exit status of ``spn args`` with the package at ``path``."""
     env = dict(os.environ, PYTHONPATH=path)
     if args[0] == "sweep":
         target = os.path.join(out_dir, f"sweep-{time.monotonic_ns()}.csv")
         args = [*args, "--out", target]
+    if args[0] == "report":
+        args = [*args, "-o", os.path.join(out_dir, "report.html")]
     started = time.perf_counter()
     proc = subprocess.run([*spn_command(python, path), *args], cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     last = (proc.stderr.strip().splitlines() or proc.stdout.strip().splitlines() or [""])[-1]
-    return seconds, peak, proc.returncode, last
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, last
 
 
-def measure(python: str, path: str, label: str, extra: list[str], *, after: bool) -> list[dict]:
+def measure(python: str, path: str, label: str, extra: list[str], *, after: bool, only: str = "") -> list[dict]:
     """Every case with the package at ``path`` (each in its own parent process, for its peak memory)."""
     subprocess.run(spn_command(python, path, "spn.kernels"), cwd=ROOT, env=dict(os.environ, PYTHONPATH=path),
                    capture_output=True)
@@ -86,13 +93,13 @@ def measure(python: str, path: str, label: str, extra: list[str], *, after: bool
         subprocess.run([*spn_command(python, path), "fit", str(LOG), "-o", fitted], cwd=ROOT,
                        env=dict(os.environ, PYTHONPATH=path), capture_output=True)
     rows = []
-    for name, args in cases(fitted, after=after):
+    for name, args in [(name, args) for name, args in cases(fitted, after=after) if only in name]:
         proc = subprocess.run([python, __file__, "--one", path, *args, *extra], capture_output=True, text=True)
-        seconds, peak, code, last = proc.stdout.strip().split("\t", 3)
-        rows.append({"version": label, "case": name, "seconds": float(seconds), "peak_mb": float(peak),
-                     "status": int(code), "last": last})
-        print(f"{label:8}  {name:42}  {float(seconds):7.1f} s  {float(peak):7.0f} MB  exit {code}"
-              + ("" if int(code) == 0 else f"  ({last[:100]})"), flush=True)
+        seconds, cpu, peak, code, last = proc.stdout.strip().split("\t", 4)
+        rows.append({"version": label, "case": name, "seconds": float(seconds), "cpu_seconds": float(cpu),
+                     "peak_mb": float(peak), "status": int(code), "last": last})
+        print(f"{label:8}  {name:42}  {float(seconds):7.1f} s  {float(cpu):7.1f} s CPU  {float(peak):7.0f} MB  "
+              f"exit {code}" + ("" if int(code) == 0 else f"  ({last[:100]})"), flush=True)
     return rows
 
 
@@ -112,20 +119,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="REF", help="also measure this commit")
     parser.add_argument("--max-seconds", type=float, help="pass --max-seconds to every solve and sweep")
+    parser.add_argument("--only", default="", metavar="TEXT", help="only the cases whose name holds TEXT")
     parser.add_argument("--one", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         path, *spn_args = args.one
         with tempfile.TemporaryDirectory() as out_dir:
-            seconds, peak, code, last = run_one(sys.executable, path, spn_args, out_dir)
-        print(f"{seconds}\t{peak}\t{code}\t{last}")
+            seconds, cpu, peak, code, last = run_one(sys.executable, path, spn_args, out_dir)
+        print(f"{seconds}\t{cpu}\t{peak}\t{code}\t{last}")
         return 0
     extra = [] if args.max_seconds is None else ["--max-seconds", f"{args.max_seconds:g}"]
     rows = []
     if args.before:
         with checkout(args.before) as worktree:
-            rows += measure(sys.executable, worktree, args.before[:10], extra, after=False)
-    rows += measure(sys.executable, str(ROOT), "this", extra, after=True)
+            rows += measure(sys.executable, worktree, args.before[:10], extra, after=False, only=args.only)
+    rows += measure(sys.executable, str(ROOT), "this", extra, after=True, only=args.only)
     if args.max_seconds is not None:
         # a sweep's --max-seconds bounds each point, so its budget is that times the points
         late = [r for r in rows if r["version"] == "this" and not r["case"].startswith("sweep")

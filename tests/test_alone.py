@@ -57,14 +57,36 @@ def fewer_done_by_hand(j, c, k, phases_mean):
     return np.array(out)
 
 
-@pytest.mark.parametrize("k", [1, 3])
-@pytest.mark.parametrize("j, c", [(1, 1), (1, 4), (7, 2), (500, 1), (500, 7), (2000, 25), (6000, 3)])
+@pytest.mark.parametrize("k", [1, 3, 355, 1000])
+@pytest.mark.parametrize("j, c", [(1, 1), (1, 4), (7, 2), (500, 1), (500, 7), (494, 6), (452, 48), (2000, 25),
+                                  (6000, 3)])
 def test_the_last_start_counts_only_the_window_that_carries_mass(j, c, k):
-    # around the transition (c containers have done about j tasks) and far from it on both sides
+    # around the transition (c containers have done about j tasks) and far from it on both sides; the
+    # shapes of fitted Spark stages (Q52's: 355 on 6 to 48 slots) included
     centre = j * k / c
-    means = np.concatenate([np.linspace(max(centre - 6 * np.sqrt(centre) - 5, 1e-3), centre + 6 * np.sqrt(centre) + 5,
-                                        40), [centre / 4 + 1e-3, 3 * centre + 50]])
-    assert _fewer_done(j, c, k, means) == pytest.approx(fewer_done_by_hand(j, c, k, means), abs=1e-12)
+    spread = 6 * np.sqrt(centre) + 5 * k
+    means = np.concatenate([np.linspace(max(centre - spread, 1e-3), centre + spread, 40),
+                            [centre / 4 + 1e-3, 3 * centre + 50]])
+    assert _fewer_done(j, c, k, means) == pytest.approx(fewer_done_by_hand(j, c, k, means), abs=1e-13)
+
+
+def test_grid_points_transformed_a_few_at_a_time_give_the_same_law(monkeypatch):
+    import spn.analysis.alone as alone
+
+    means = np.linspace(100 * 355 / 6 - 3000, 100 * 355 / 6 + 3000, 50)
+    whole = _fewer_done(100, 6, 355, means)
+    monkeypatch.setattr(alone, "CHUNK", 200)        # a few points per transform
+    assert _fewer_done(100, 6, 355, means) == pytest.approx(whole, abs=1e-15)
+
+
+def test_the_same_job_asked_again_is_not_computed_again():
+    # the think time plays no part with one user: a report's one-user point is its pilot's what-if point
+    first = job_alone(one_phase(40, 6, 355))
+    again = job_alone(parse_description({"name": "y", "workload": {"users": 1, "think_time": 600.0},
+                                         "cluster": {"containers": 6},
+                                         "phases": [{"name": "p", "tasks": 40, "task_time": 1.0, "shape": 355}]}))
+    assert again is first
+    assert job_alone(one_phase(40, 7, 355)) is not first
 
 
 def test_a_phase_of_a_million_tasks_is_within_its_bounds():

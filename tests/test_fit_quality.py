@@ -84,6 +84,17 @@ def test_the_bootstrap_is_deterministic():
     assert fit_quality(x, fit, max_shape=1000) == fit_quality(x, fit, max_shape=1000)
 
 
+def test_a_fit_tested_again_is_not_drawn_again(monkeypatch):
+    # the bootstrap draws from the fit alone: what-if models of one pilot test the same fits again and again
+    import spn.fit.erlang as erlang
+
+    x = erlang_samples(3, 1.0, 80, seed=7)
+    fit = fit_erlang_mle(x, 1000)
+    first = fit_quality(x, fit, max_shape=1000, seed=5)
+    monkeypatch.setattr(erlang, "_ks_of_rows", None)     # drawing again would fail
+    assert fit_quality(x, fit, max_shape=1000, seed=5) == first
+
+
 def test_pooled_runs_are_tested_as_they_were_fitted():
     # each run scaled to its own mean: runs at means 1 and 3 of one Erlang(5) fit; two modes pooled raw do not
     runs = [erlang_samples(5, 1.0, 150, seed=1), erlang_samples(5, 3.0, 150, seed=2)]

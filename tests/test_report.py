@@ -10,7 +10,7 @@ import pytest
 
 from spn.cli import main
 from spn.pipeline import Budget, Question, evaluate
-from spn.report.data import build_report, default_executors
+from spn.report.data import build_report, default_cores, default_executors, default_input_sizes
 from spn.report.html import render_html
 from spn.report.runs import read_application, run_summary, stage_table, timeline
 from spn.studies.cost import parse_price
@@ -31,8 +31,8 @@ def pilot(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report(pilot):
-    return build_report([pilot], executors=(2, 4), users=(1, 2), target=parse_target("p95<=8"),
-                        price=parse_price(["0.5"]))
+    return build_report([pilot], executors=(2, 4), cores=(1, 2), input_sizes=(1e9, 2e9), users=(1, 2),
+                        target=parse_target("p95<=8"), price=parse_price(["0.5"]))
 
 
 # ---------------------------------------------------------------------------- the run, by hand
@@ -83,6 +83,11 @@ def test_default_executor_counts():
     assert default_executors([5, 7]) == [5, 7, 10, 20, 40]
 
 
+def test_default_cores_and_input_sizes():
+    assert default_cores(2) == [1, 2, 4, 8] and default_cores(3) == [1, 2, 3, 4, 8]
+    assert default_input_sizes(10**9) == [5 * 10**8, 10**9, 2 * 10**9, 4 * 10**9]
+
+
 def test_the_what_if_curve_is_spn_predicts(pilot, report):
     rows = predict([pilot], ("spark.executor.instances", [2, 4]), seed=0, rel_precision=0.01, level=0.9)
     assert [r["executors"] for r in report["what_if"]["rows"]] == [2, 4]
@@ -90,6 +95,52 @@ def test_the_what_if_curve_is_spn_predicts(pilot, report):
         assert mine["mean_execution_time"] == theirs.mean_s
         assert mine["prediction_interval"] == theirs.prediction.as_dict()
     assert "spn predict pilot.json --vary spark.executor.instances=2,4" in report["what_if"]["command"]
+
+
+@pytest.mark.parametrize("curve, key, values", [("what_if_cores", "spark.executor.cores", [1, 2]),
+                                                 ("what_if_input", "input-size", [10**9, 2 * 10**9])])
+def test_the_curves_over_cores_and_input_are_spn_predicts_at_the_pilots_other_settings(pilot, report, curve, key,
+                                                                                        values):
+    # the pilot's log is its only log: the pilot's executors (2), cores (2) and input (1 GB) are every log's
+    rows = predict([pilot], (key, values), seed=0, rel_precision=0.01, level=0.9)
+    assert [r["value"] for r in report[curve]["rows"]] == values
+    for mine, theirs in zip(report[curve]["rows"], rows):
+        assert mine["mean_execution_time"] == theirs.mean_s
+        assert mine["prediction_interval"] == theirs.prediction.as_dict()
+        assert mine["rules"] == list(theirs.rules)
+    assert f"spn predict pilot.json --vary {key}={','.join(map(str, values))} --seed 0" in report[curve]["command"]
+    assert report[curve]["measured"] == [{"log": "pilot.json", "value": values[0] if key == "input-size" else 2,
+                                          "seconds": 7.0}]
+
+
+def test_the_pilots_configuration_on_every_curve_is_one_answer(report):
+    at_pilot = [next(r for r in report[curve]["rows"] if (r["executors"], r["cores"], r["input_bytes"]) ==
+                     (2, 2, 10**9)) for curve in ("what_if", "what_if_cores", "what_if_input")]
+    assert len({json.dumps({k: r[k] for k in ("mean_execution_time", "prediction_interval", "method")})
+                for r in at_pilot}) == 1
+
+
+def test_beside_each_point_sparklens_and_ideal_scaling_on_its_slots_and_input(pilot, report):
+    from spn.baselines.sparklens import sparklens_estimate
+
+    app, _ = read_application(pilot)
+    cores = {r["value"]: r for r in report["what_if_cores"]["rows"]}
+    assert cores[1]["sparklens_s"] == sparklens_estimate(app, executors=2, cores=1)
+    assert cores[1]["ideal_scaling_s"] == pytest.approx(7.0 * 4 / 2)         # 4 slots' time on 2
+    inputs = {r["value"]: r for r in report["what_if_input"]["rows"]}
+    assert inputs[2 * 10**9]["sparklens_s"] is None                         # a replay of the pilot's tasks
+    assert inputs[2 * 10**9]["ideal_scaling_s"] == pytest.approx(7.0 * 2)
+
+
+def test_a_pilot_that_counts_no_input_has_no_input_curve_and_says_why(pilot, tmp_path):
+    events = [json.loads(line) for line in pilot.read_text().splitlines()]
+    for event in events:
+        event.get("Task Metrics", {}).pop("Input Metrics", None)
+    blind = tmp_path / "blind.json"
+    blind.write_text("".join(json.dumps(e) + "\n" for e in events))
+    data = build_report([blind], executors=(2,), cores=(2,), users=(1,))
+    assert data["what_if_input"]["rows"] == [] and "counts no input bytes" in data["what_if_input"]["note"]
+    assert "No curve: the pilot&#x27;s log counts no input bytes" in render_html(data)
 
 
 def test_the_multi_user_curve_is_the_pipelines(pilot, report):
@@ -119,9 +170,10 @@ def test_cost_of_each_configuration_and_the_cheapest_meeting_the_target(report):
 
 
 def test_a_report_within_a_spent_budget_leaves_the_points_out_and_says_so(pilot):
-    data = build_report([pilot], executors=(2, 4), users=(1, 2), max_seconds=1e-9)
-    assert data["what_if"]["rows"] == [] and data["users"]["rows"] == []
-    assert any("2 executors, 4 executors left out" in note for note in data["budget"]["notes"])
+    data = build_report([pilot], executors=(2, 4), cores=(4,), input_sizes=(), users=(1, 2), max_seconds=1e-9)
+    assert data["what_if"]["rows"] == data["what_if_cores"]["rows"] == data["users"]["rows"] == []
+    assert any("executors: 2 executors, 4 executors left out" in note for note in data["budget"]["notes"])
+    assert any("cores per executor: 4 cores left out" in note for note in data["budget"]["notes"])
     assert "left out" in render_html(data)
 
 
@@ -159,21 +211,23 @@ def test_every_number_on_the_page_is_the_jsons(report):
     shown = {key for key, _ in page.numbers}
     for must in ("runs.0.critical_path_s", "runs.0.ideal_s", "runs.0.idle_executor_hours",
                  "what_if.rows.1.prediction_interval.high", "users.rows.1.p95", "cost.configurations.0.money",
+                 "what_if_cores.rows.0.mean_execution_time", "what_if_input.rows.1.value",
                  "detail.stages.1.skew", "detail.stages.1.tasks_per_slot"):
         assert must in shown
-    assert page.tags.count("svg") == 3 and "script" not in page.tags and "link" not in page.tags
+    assert page.tags.count("svg") == 5 and "script" not in page.tags and "link" not in page.tags
     assert page.urls == []                       # nothing to fetch: the page stands alone
 
 
 # ---------------------------------------------------------------------------- the command
 def test_report_command_writes_the_page_and_its_json(pilot, tmp_path, capsys):
     out, data = tmp_path / "r.html", tmp_path / "r.json"
-    args = ["report", str(pilot), "-o", str(out), "--json", str(data), "--executors", "2", "--users", "1",
-            "--max-seconds", "120"]
+    args = ["report", str(pilot), "-o", str(out), "--json", str(data), "--executors", "2", "--cores", "2,4",
+            "--input-sizes", "1GB,2GB", "--users", "1", "--max-seconds", "120"]
     assert main(args) == 0
     assert "wrote" in capsys.readouterr().out
     content = json.loads(data.read_text())
     assert content["spn_report"] == 1 and content["what_if"]["values"] == [2]
+    assert content["what_if_cores"]["values"] == [2, 4] and content["what_if_input"]["values"] == [10**9, 2 * 10**9]
     assert "<svg" in out.read_text()
     assert main(args) == 2                                   # its own report: replaced only with --force
     assert "replaced only with --force" in capsys.readouterr().err
@@ -190,6 +244,7 @@ def test_report_command_writes_the_page_and_its_json(pilot, tmp_path, capsys):
     (lambda d: None, ["-o", "{d}/a.html", "--target", "fast"], "--target: expected"),
     (lambda d: None, ["-o", "{d}/a.html", "--price", "a=1", "--price", "b=2"], "pick one with --instance-type"),
     (lambda d: None, ["-o", "{d}/a.html", "--users", "0"], "expected whole numbers"),
+    (lambda d: None, ["-o", "{d}/a.html", "--input-sizes", "1GB,lots"], "--input-sizes: input size 'lots'"),
 ])
 def test_report_bad_input_is_one_line_exit_2(pilot, tmp_path, capsys, make, extra, message):
     make(tmp_path)
@@ -225,5 +280,7 @@ def test_a_real_runs_report_keeps_its_invariants():
     assert sum(s["tasks"] for s in data["detail"]["stages"]) == 704
     rows = {r["executors"]: r for r in data["what_if"]["rows"]}
     assert set(rows) == {3, 6, 12, 24}
+    assert [r["value"] for r in data["what_if_cores"]["rows"]] == [1, 2, 4, 8]
+    assert [r["value"] for r in data["what_if_input"]["rows"]] == default_input_sizes(run["input_bytes"])
     assert rows[3]["prediction_interval"]["low"] <= run["seconds"] <= rows[3]["prediction_interval"]["high"]
     assert all(math.isfinite(r["mean_execution_time"]) for r in data["users"]["rows"])

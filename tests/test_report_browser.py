@@ -25,7 +25,8 @@ def written(tmp_path_factory):
     folder = tmp_path_factory.mktemp("browser")
     log = pilot_log(folder / "pilot.json")
     page, data = folder / "report.html", folder / "report.json"
-    assert main(["report", str(log), "-o", str(page), "--json", str(data), "--executors", "2,4", "--users", "1,2",
+    assert main(["report", str(log), "-o", str(page), "--json", str(data), "--executors", "2,4", "--cores", "1,2",
+                 "--input-sizes", "1GB,2GB", "--users", "1,2",
                  "--target", "p95<=8", "--price", "m5.xlarge=0.192", "--max-seconds", "300"]) == 0
     return page, json.loads(data.read_text())
 
@@ -56,7 +57,7 @@ def test_the_page_in_a_browser(written):
             browser.close()
     assert [m for m in messages if m[0] in ("error", "pageerror")] == []
     assert requests == [url]                           # the file itself, nothing else
-    assert len(boxes) == 3 and all(w > 100 and h > 100 for w, h in boxes)
+    assert len(boxes) == 5 and all(w > 100 and h > 100 for w, h in boxes)
     assert len(numbers) > 50
     for key, value, text in numbers:
         assert json.loads(value) == _at(data, key), key

@@ -313,6 +313,58 @@ def test_missing_file_is_file_not_found(tmp_path):
 
 
 # --------------------------------------------------------------------------
+# A log asked for again is read once, while it is unchanged
+# --------------------------------------------------------------------------
+
+
+def counting_reads(monkeypatch) -> list:
+    import spn.logs.spark as spark
+
+    reads = []
+    original = spark.read_events
+    monkeypatch.setattr(spark, "read_events", lambda path, **kw: reads.append(path) or original(path, **kw))
+    return reads
+
+
+@needs_data
+def test_a_log_asked_for_again_is_not_read_again_until_it_changes(tmp_path, monkeypatch):
+    reads = counting_reads(monkeypatch)
+    path = tmp_path / "app.json"
+    path.write_bytes(log("application_1516285256255_0012.json").read_bytes())
+    first = read_spark_log(path)
+    assert read_spark_log(path) is first and len(reads) == 1
+    path.write_text(path.read_text().replace('"App Name":"', '"App Name":"changed ', 1))
+    assert read_spark_log(path).name.startswith("changed ") and len(reads) == 2
+
+
+@needs_data
+def test_a_cut_off_log_asked_for_again_warns_again(tmp_path):
+    text = log("application_1516285256255_0012.json").read_text()
+    path = tmp_path / "running.json.inprogress"
+    path.write_text(text[: len(text) - 50])
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="last line is incomplete"):
+            read_spark_log(path)
+
+
+@needs_data
+def test_logs_past_the_tasks_kept_are_read_each_time(tmp_path, monkeypatch):
+    import spn.logs.spark as spark
+
+    reads = counting_reads(monkeypatch)
+    monkeypatch.setattr(spark, "_kept", {})
+    monkeypatch.setattr(spark, "KEEP_TASKS", 30)       # the log has 24 tasks: one is kept, not two
+    one, other = tmp_path / "one.json", tmp_path / "other.json"
+    for path in (one, other):
+        path.write_bytes(log("application_1516285256255_0012.json").read_bytes())
+    read_spark_log(one), read_spark_log(other), read_spark_log(other), read_spark_log(one)
+    assert [Path(p).name for p in reads] == ["one.json", "other.json", "one.json"]
+    monkeypatch.setattr(spark, "KEEP_TASKS", 10)      # none kept
+    read_spark_log(other), read_spark_log(other)
+    assert len(reads) == 5
+
+
+# --------------------------------------------------------------------------
 # validate(): a stage whose parent never ran
 # --------------------------------------------------------------------------
 

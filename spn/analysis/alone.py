@@ -66,11 +66,13 @@ laws' means (trapezoid rule: ``low`` and ``high`` within half a step).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
+import scipy.fft
 from scipy import stats
 
 from spn.exceptions import ModelError
@@ -216,19 +218,29 @@ def job_alone(desc) -> AloneResult:
     if needed > MAX_BYTES:
         raise ModelError(f"the job-alone method would hold {needed / 2**30:.2g} GiB of laws for "
                          f"{len(desc.phases):,} phases, more than {MAX_BYTES / 2**30:g} GiB")
+    return _job_alone(tuple(desc.phases), tuple(tuple(e) for e in desc.edges), desc.cluster.containers)
+
+
+#: the jobs last asked, kept with their laws (0.8 MB each at most): the same job asked again (a
+#: report's one-user point and its pilot's what-if point) is not computed again
+KEPT_JOBS = 4
+
+
+@functools.lru_cache(maxsize=KEPT_JOBS)
+def _job_alone(phase_list: tuple, edges: tuple, containers: int) -> AloneResult:
+    """:func:`job_alone` of the phases, edges and containers of a description it accepts."""
     dag = nx.DiGraph()
-    dag.add_nodes_from(p.name for p in desc.phases)
-    dag.add_edges_from(desc.edges)
-    containers = desc.cluster.containers
+    dag.add_nodes_from(p.name for p in phase_list)
+    dag.add_edges_from(edges)
     # a driver phase takes no container (0 held) and runs all its tasks at once (as many slots as tasks)
-    held = {p.name: p.tasks if p.holds_containers else 0 for p in desc.phases}
-    slots = {p.name: containers if p.holds_containers else p.tasks for p in desc.phases}
+    held = {p.name: p.tasks if p.holds_containers else 0 for p in phase_list}
+    slots = {p.name: containers if p.holds_containers else p.tasks for p in phase_list}
     dag, groups = _merge_siblings(dag, held, containers)
-    phases = {p.name: p for p in desc.phases}
+    phases = {p.name: p for p in phase_list}
     _check_no_contention(dag, {node: sum(held[m] for m in groups[node]) for node in dag}, containers)
     # every phase's time is below (waves + 1) long tasks, a long task being its 1 - 1e-13 quantile
     scale = sum((-(-p.tasks // min(p.tasks, slots[p.name])) + 1)
-                * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in desc.phases)
+                * stats.gamma.ppf(1 - 1e-13, _shape(p), scale=p.task_time / _shape(p)) for p in phase_list)
     step = scale / GRID_POINTS
     grid = np.arange(GRID_POINTS + 1) * step
     laws = {node: (_group_time_cdfs([phases[m] for m in members], containers, grid) if len(members) > 1 else
@@ -335,70 +347,66 @@ def phase_time_cdfs(n: int, containers: int, shape: int, mean: float, grid: np.n
 
 def _last_start_cdf(j: int, c: int, shape: int, rate: float, grid: np.ndarray) -> np.ndarray:
     """P(tau <= t): ``c`` containers busy since 0 have finished ``j`` tasks or more by ``t``."""
-    cdf = np.zeros_like(grid)
-    # the transition is where c containers have done about j tasks: compute only there, 0 before and 1 after
-    centre = j * shape / (c * rate)
-    spread = 12 * np.sqrt(j * shape / c) / rate + 20 * shape / rate
-    inside = (grid > max(0.0, centre - spread)) & (grid < centre + spread)
-    cdf[grid >= centre + spread] = 1.0
-    rows = np.flatnonzero(inside)
-    per_chunk = max(LAST_START_ROWS, 2_000_000 // j)  # few tasks: the counts are narrow anyway, take many rows
-    for chunk in np.array_split(rows, max(1, -(-rows.size // per_chunk))):
-        cdf[chunk] = 1.0 - _fewer_done(j, c, shape, rate * grid[chunk])
-    return np.clip(cdf, 0.0, 1.0)
+    return 1.0 - _fewer_done(j, c, shape, rate * grid)
 
 
-#: grid points whose task counts are convolved together (they share one window of counts), at least
-LAST_START_ROWS = 8
-#: sums of task counts are kept within this many standard deviations of their means (plus as many counts)
-WINDOW_SD = 40
+#: each window of task counts leaves out less than e^-TAIL (3e-109) of its law's mass on either side: with
+#: c containers, (2 c + 2) e^-TAIL in all, below 1e-100 up to 10^8 containers
+TAIL = 250.0
+#: grid points times FFT length transformed at once (memory: 16 bytes each, twice)
+CHUNK = 1 << 22
+
+
+def _count_window(m: int, shape: int, phases_mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Counts [low, high), per mean, holding a sum of ``m`` containers' counts but for 2 e^-TAIL of its mass.
+
+    The sum N of m counts floor(P_i / k) lies in (S/k - m, S/k], S ~ Poisson(m mean): Bernstein's
+    bounds, P(S >= mu + x) <= exp(-x^2 / (2 (mu + x/3))) and P(S <= mu - x) <= exp(-x^2 / (2 mu)),
+    set to e^-TAIL, give the counts: a rigorous window, whatever the shape and the mean.
+    """
+    mu = m * phases_mean
+    up = TAIL / 3 + np.sqrt(TAIL ** 2 / 9 + 2 * TAIL * mu)
+    down = np.sqrt(2 * TAIL * mu)
+    low = np.maximum(np.floor((mu - down) / shape) - m + 1, 0)
+    high = np.floor((mu + up) / shape) + 1
+    return low.astype(np.int64), high.astype(np.int64)
 
 
 def _fewer_done(j: int, c: int, shape: int, phases_mean: np.ndarray) -> np.ndarray:
     """P(sum of c i.i.d. floor(P_i / k) < j), P_i ~ Poisson(``phases_mean``), for each of the means.
 
-    A sum of m containers' counts is (nearly) all within ``WINDOW_SD`` standard deviations of its mean:
-    each partial sum of the convolution is kept to that window (and below j, which is all that is
-    asked). The mass left out is below 1e-100; a phase of n tasks costs about sqrt(n) per grid point
-    instead of n.
+    Each mean's counts are kept to their window (:func:`_count_window`: the mass left out is below
+    1e-100): the sum's is of width about sqrt(c n / k) + c for n = c mean / k tasks done, so a phase
+    of n tasks costs about that per grid point, not n. Means whose sum's window is all below ``j``
+    (or all at or above it) give 1 (or 0) without a convolution. The others are convolved c times
+    at once, as the c-th power of one container's law in the Fourier domain, on a circle at least as
+    long as the sum's window: what wraps around is the mass outside it.
     """
-    lam_low, lam_high = phases_mean.min(), phases_mean.max()
-    mean_low, mean_high = lam_low / shape - 1, lam_high / shape
-    sd = np.sqrt(lam_high) / shape + 1  # a count's sd is at most its phases' over k, plus the rounding
+    out = np.zeros(phases_mean.size)
+    first, last = _count_window(c, shape, phases_mean)
+    out[last <= j] = 1.0
+    rows = np.flatnonzero((first < j) & (last > j))
+    if rows.size == 0:
+        return out
+    def circle(counts: int) -> int:
+        return 1 << int(np.ceil(np.log2(max(counts, 1))))
 
-    def window(m: int) -> tuple[int, int]:
-        """Counts [low, high) that a sum of m containers' counts takes, in all but 1e-100 of its mass."""
-        reach = WINDOW_SD * (np.sqrt(m) * sd + 1)
-        return max(0, int(m * mean_low - reach)), min(j, int(m * mean_high + reach) + 1)
-
-    low, high = window(c)
-    if low >= j:
-        return np.zeros(phases_mean.size)
-    if high < j:
-        return np.ones(phases_mean.size)
-    lo, hi = window(1)
-    edges = np.arange(lo, hi + 1)[None, :] * shape  # done >= m tasks <=> P >= m k
-    below = stats.poisson.cdf(edges - 1, phases_mean[:, None])  # P(P_i < m k), m = lo..hi
-    one = (lo, np.diff(below, axis=1), 1)  # P(done = m), m = lo..hi-1
-
-    def add(x, y):
-        """The law of the sum of two independent partial sums, kept to its window."""
-        (ox, a, mx), (oy, b, my) = x, y
-        width = a.shape[1] + b.shape[1] - 1
-        size = 1 << int(np.ceil(np.log2(max(width, 1))))
-        total = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:, :width].clip(min=0.0)
-        first, last = window(mx + my)
-        first, last = max(first, ox + oy), min(last, ox + oy + width)
-        return first, total[:, first - ox - oy:max(first, last) - ox - oy], mx + my
-
-    result, base, power = None, one, c
-    while power:
-        if power & 1:
-            result = base if result is None else add(result, base)
-        power >>= 1
-        if power:
-            base = add(base, base)
-    return result[1].sum(axis=1)
+    length = circle(int((last - first)[rows].max()))
+    for chunk in np.array_split(rows, max(1, -(-rows.size * length // CHUNK))):
+        lam = phases_mean[chunk]
+        low, high = _count_window(1, shape, lam)
+        high = np.minimum(high, j)  # a container's count of j or more makes the sum j or more: not asked
+        width = int((high - low).max())
+        length = max(length, circle(width))  # one container's window fits too (never wider than the sum's)
+        counts = low[:, None] + np.arange(width + 1)[None, :]
+        below = stats.poisson.cdf(counts * shape - 1, lam[:, None])  # P(done < m) = P(P < m k)
+        one = np.where(counts[:, 1:] <= high[:, None], np.diff(below, axis=1), 0.0)  # P(done = m)
+        total = np.fft.irfft(np.fft.rfft(one, length) ** c, length)
+        # the circle's position p holds the count s = c low + p (mod length) within the sum's window
+        start = first[chunk][:, None]
+        counts = start + (c * low[:, None] + np.arange(length)[None, :] - start) % length
+        out[chunk] = np.where(counts < j, total, 0.0).sum(axis=1)
+    return np.clip(out, 0.0, 1.0)
 
 
 def _group_time_cdfs(members, containers: int, grid: np.ndarray) -> list[np.ndarray]:
@@ -510,7 +518,7 @@ def _add(start_cdf: np.ndarray, duration_cdf: np.ndarray, law: int = POINT) -> n
     later = {POINT: lambda f: np.append(0.5 * (f[:-1] + f[1:]), f[-1]),
              LOW: lambda f: np.append(f[1:], 1.0),  # past the grid: at most 1
              HIGH: lambda f: f}[law](duration_cdf)
-    size = 1 << int(np.ceil(np.log2(2 * pmf.size)))
+    size = scipy.fft.next_fast_len(2 * pmf.size - 1, real=True)  # no wrap-around into the grid's points
     total = np.fft.irfft(np.fft.rfft(pmf, size) * np.fft.rfft(later, size), size)[:pmf.size]
     total += at_zero * duration_cdf
     return np.clip(total, 0.0, 1.0)

@@ -35,6 +35,7 @@ or ``None``) and never touches global random state.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -115,7 +116,7 @@ class PhaseFit:
     empirical task time); ``dropped`` counts the zero or negative durations
     left out. ``uncapped_shape`` is the shape the same method picks with no
     cap (up to 1000): when it is larger than ``fit.shape`` the cap decided.
-    ``quality`` is the goodness of fit (:func:`fit_quality`; ``None`` for a delay).
+    ``quality`` is the goodness of fit (:func:`fit_quality`; ``None`` for a delay, or a fit not tested).
     """
 
     fit: ErlangFit
@@ -195,6 +196,19 @@ def fit_quality(samples, fit: ErlangFit, *, max_shape: int, sizes=None, tick: fl
         raise ValueError(f"group sizes {sizes} do not add up to the {n} samples")
     if replicates is None:
         replicates = min(BOOTSTRAP_REPLICATES, max(99, _BOOTSTRAP_DRAWS // n))
+    return _bootstrap(fit, max_shape, tuple(sizes), tick, int(replicates), int(seed))
+
+
+#: goodness-of-fit tests kept: what-if models of one pilot at other executor counts mostly fit the same
+#: (scaled) samples again, and the test draws from the fit alone
+KEPT_TESTS = 32
+
+
+@functools.lru_cache(maxsize=KEPT_TESTS)
+def _bootstrap(fit: ErlangFit, max_shape: int, sizes: tuple, tick, replicates: int, seed: int) -> FitQuality:
+    """:func:`fit_quality`'s parametric bootstrap: samples of ``sizes`` drawn from ``fit``, refitted, their KS
+    distances against ``fit.ks``."""
+    n = sum(sizes)
     rng = np.random.default_rng(seed)
     # a single raw group is simulated at its own scale, so that rounding to the tick bites as in the log
     scale = fit.mean / fit.shape if len(sizes) == 1 else 1.0 / fit.shape
@@ -302,10 +316,11 @@ def fit_erlang_mle(samples, max_shape: int = 50) -> ErlangFit:
     return _erlang_fit(x, shape, mean, "mle")
 
 
-def fit_phase(durations, *, method: str = "mle", max_shape: int = 50) -> PhaseFit:
+def fit_phase(durations, *, method: str = "mle", max_shape: int = 50, test: bool = True) -> PhaseFit:
     """Fit one phase's task durations (seconds): drop those <= 0, fit, keep the sorted sample.
 
-    ``method`` is ``"mle"`` (default) or ``"moments"``. Raises ``ValueError``
+    ``method`` is ``"mle"`` (default) or ``"moments"``; ``test=False`` leaves out the goodness of fit
+    (:func:`fit_quality`, 0.1-1 s a phase: a model only evaluated needs none). Raises ``ValueError``
     when no positive duration is left or a duration is not finite.
 
     >>> pf = fit_phase([0.0, 2.0, 3.0, 4.0])
@@ -324,12 +339,13 @@ def fit_phase(durations, *, method: str = "mle", max_shape: int = 50) -> PhaseFi
     fitter = _fitter(method)
     fit = fitter(kept, max_shape)
     uncapped = fitter(kept, max(_UNCAPPED_SHAPE, max_shape)).shape if fit.shape == max_shape else fit.shape
-    quality = fit_quality(kept, fit, max_shape=max_shape, tick=_clock_tick(kept))
+    quality = fit_quality(kept, fit, max_shape=max_shape, tick=_clock_tick(kept)) if test else None
     return PhaseFit(fit=fit, samples=tuple(float(v) for v in kept), dropped=dropped, uncapped_shape=uncapped,
                     quality=quality)
 
 
-def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_shape: int = 50) -> PhaseFit:
+def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_shape: int = 50,
+               test: bool = True) -> PhaseFit:
     """One task-time law from several samples of the same phase (one per run), each scaled to its own mean.
 
     The *shape* is fitted to the pooled sample of ``x / mean(x)`` of every
@@ -338,7 +354,7 @@ def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_sh
     prediction), else the mean of all durations. ``samples`` are the pooled
     durations rescaled to that mean (for an empirical task time); the KS
     statistic is the one of the scaled sample against the fitted shape.
-    Durations <= 0 are dropped per group, as in :func:`fit_phase`.
+    Durations <= 0 are dropped per group, and ``test`` is, as in :func:`fit_phase`.
 
     >>> pf = fit_pooled([[1.0, 1.1, 0.9], [2.0, 2.2, 1.8]], mean=3.0)
     >>> pf.fit.mean, pf.fit.shape > 50 // 2, pf.fit.n
@@ -356,7 +372,7 @@ def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_sh
     if not kept:
         raise ValueError("no positive task durations to fit")
     if len(kept) == 1 and mean is None:
-        return fit_phase(kept[0], method=method, max_shape=max_shape)
+        return fit_phase(kept[0], method=method, max_shape=max_shape, test=test)
     raw = np.concatenate(kept)
     target = float(raw.mean()) if mean is None else float(mean)
     if not (math.isfinite(target) and target > 0):
@@ -369,7 +385,7 @@ def fit_pooled(groups, *, mean: float | None = None, method: str = "mle", max_sh
     scaled = unit * target
     fit = _erlang_fit(scaled, unit_fit.shape, target, unit_fit.method)
     # each run was scaled to its own mean before the shape was fitted: the bootstrap does the same per run
-    quality = fit_quality(scaled, fit, max_shape=max_shape, sizes=[x.size for x in kept])
+    quality = fit_quality(scaled, fit, max_shape=max_shape, sizes=[x.size for x in kept]) if test else None
     return PhaseFit(fit=fit, samples=tuple(float(v) for v in scaled), dropped=dropped, uncapped_shape=uncapped,
                     quality=quality)
 

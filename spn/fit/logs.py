@@ -85,7 +85,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
              empirical: bool = False, think_time: float | None = None, users: int | None = None,
              containers: int | None = None, stage_groups: bool = False, delays: bool = True,
              allow_incomplete: bool = False, name: str | None = None, warmup_runs: int = 0,
-             what_if=None) -> FittedModel:
+             what_if=None, test_laws: bool = True) -> FittedModel:
     """Fit a model description to one or more logs (see the module doc for the three modes).
 
     ``max_shape`` caps every Erlang shape (delays get exactly ``max_shape``);
@@ -98,7 +98,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     (per query) leaves out the first runs of the query in each log. A log given
     twice (the same file, or a copy of it) is a :class:`~spn.exceptions.LogFormatError`.
     ``what_if`` (``KEY=VALUE`` items or a mapping, :mod:`spn.fit.whatif`) fits
-    the configuration they describe instead of the logs' own.
+    the configuration they describe instead of the logs' own. ``test_laws=False`` leaves out each law's
+    goodness of fit (a parametric bootstrap, 0.1-1 s a stage; a model only evaluated needs none).
     """
     paths = [Path(p) for p in paths]
     if not paths:
@@ -169,12 +170,12 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         for note in run.notes:
             notes.append(f"{Path(run.source).name}: {note}")
     if target is not None:
-        template = scaled_template(runs, target, method=method, max_shape=max_shape)
+        template = scaled_template(runs, target, method=method, max_shape=max_shape, test=test_laws)
         check_distinct(zip(paths, [run.digest for run in runs]))
     else:
         # a what-if run's tasks are the pilot's, in its order on other slots: their order says nothing
         as_run = all(w.target == w.pilot for w in what_ifs)
-        template = pooled_template(runs, method=method, max_shape=max_shape, as_run=as_run)
+        template = pooled_template(runs, method=method, max_shape=max_shape, as_run=as_run, test=test_laws)
     model = _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
                       think_how=think_how, users=users, containers=containers, max_shape=max_shape,
                       empirical=empirical, delays=delays, method=method, name=name, notes=notes,

@@ -74,11 +74,12 @@ class Template(NamedTuple):
     end_delays: list[float]
 
 
-def pooled_template(runs: list[Run], *, method: str, max_shape: int, as_run: bool = True) -> Template:
+def pooled_template(runs: list[Run], *, method: str, max_shape: int, as_run: bool = True,
+                    test: bool = True) -> Template:
     """Phases for runs of one structure: samples pooled per stage position.
 
     ``as_run``: the runs' tasks are listed as they ran (not carried to another configuration), so a stage's
-    launch order can be replayed (:mod:`spn.fit.order`).
+    launch order can be replayed (:mod:`spn.fit.order`); ``test``: each law's goodness of fit too.
 
     Raises :class:`~spn.exceptions.LogFormatError` when the runs differ in
     jobs, stages, task counts or DAG, or a stage has no successful task.
@@ -95,7 +96,7 @@ def pooled_template(runs: list[Run], *, method: str, max_shape: int, as_run: boo
                 raise LogFormatError(f"{first.source}: {_phase_name(stage)} has no successful task attempt to fit")
             # repetitions of one configuration: one law, so the raw durations are pooled as they are
             phase_fit = fit_phase(np.concatenate([np.asarray(g, dtype=float) for g in groups]), method=method,
-                                  max_shape=max_shape)
+                                  max_shape=max_shape, test=test)
             note = _order_note(runs, j, k) if as_run else None
             stages.append(FittedPhase(_phase_name(stage), "stage", stage.tasks, phase_fit, stage.stage_ids,
                                       stage.name, len(groups), notes=(note,) if note else ()))
@@ -113,8 +114,9 @@ def _order_note(runs: list[Run], j: int, k: int) -> str | None:
     return order_note(effects, measured[0].containers)
 
 
-def scaled_template(runs: list[Run], target: int, *, method: str, max_shape: int) -> Template:
-    """Phases for a ``target`` input size (bytes) from runs at different input sizes (fixed and variable stages).
+def scaled_template(runs: list[Run], target: int, *, method: str, max_shape: int, test: bool = True) -> Template:
+    """Phases for a ``target`` input size (bytes) from runs at different input sizes (fixed and variable stages);
+    ``test``: each law's goodness of fit too.
 
     Raises :class:`~spn.exceptions.ModelError` for fewer than two runs and
     :class:`~spn.exceptions.LogFormatError` when the runs differ in structure,
@@ -157,7 +159,7 @@ def scaled_template(runs: list[Run], target: int, *, method: str, max_shape: int
                 how = (f"tasks {', '.join(str(int(c)) for c in counts)} at "
                        f"{', '.join(format_size(s) for s in sizes)} -> {tasks} at {format_size(target)} "
                        f"(linear in input size); {rule}")
-            phase_fit = fit_pooled(groups, mean=mean, method=method, max_shape=max_shape)
+            phase_fit = fit_pooled(groups, mean=mean, method=method, max_shape=max_shape, test=test)
             note = f"{kind}: {how}; mean task time per log {', '.join(f'{m:.4g}' for m in means)} s"
             stages.append(FittedPhase(_phase_name(stage), "stage", tasks, phase_fit, stage.stage_ids, stage.name,
                                       len(groups), kind, (note,)))

@@ -68,12 +68,13 @@ _BZIP2_MAGIC = b"BZh"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
-def log_lines(path, *, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
+def log_lines(path, *, what: str, digest=None, cuts=None) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes)`` of every non-blank line of a log file, decompressed, newline kept.
 
     ``what`` names the kind of log in messages; ``digest`` (a ``hashlib`` object),
     when given, is fed every byte read, blank lines included, so that two files
-    with the same content can be told to be one log. Raises ``FileNotFoundError``
+    with the same content can be told to be one log; ``cuts`` (a list), when given,
+    gets the warning of a cut-off stream too. Raises ``FileNotFoundError``
     when the file is missing; the module doc lists what is a ``LogFormatError``.
     """
     path = Path(path)
@@ -88,8 +89,11 @@ def log_lines(path, *, what: str, digest=None) -> Iterator[tuple[int, bytes]]:
             try:
                 raw = stream.readline(line_bytes + 1)
             except EOFError:
-                warnings.warn(f"{path}: line {lineno + 1}: compressed stream ends early (application still "
-                              "running?); kept the events before it", stacklevel=3)
+                message = (f"{path}: line {lineno + 1}: compressed stream ends early (application still "
+                           "running?); kept the events before it")
+                warnings.warn(message, stacklevel=3)
+                if cuts is not None:
+                    cuts.append(message)
                 return
             except errors as error:
                 raise LogFormatError(f"{path}: line {lineno + 1}: corrupt compressed data ({error}): not a "

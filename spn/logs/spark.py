@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 import types
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,25 +282,59 @@ _REDACTED = "*********(redacted)"
 _COUNT_PROPERTIES = ("spark.executor.cores", "spark.executor.instances")
 
 
+#: tasks of the logs kept once read, in all (about 1 kB each): a report asks its logs a dozen questions;
+#: a log of more tasks is read again each time, so that memory stays that of the log in use
+KEEP_TASKS = 50_000
+_kept: dict = {}    # a log's identity (_identity) -> its application and the warnings its reading gave
+_keeping = threading.Lock()     # a sweep's points may read logs in threads of one Dask worker
+
+
 def read_spark_log(path) -> SparkApplication:
     """Read a Spark event log (file, compressed file or rolling ``eventlog_v2_*`` directory).
 
     Raises :class:`~spn.exceptions.LogFormatError` naming the file and line
     when the input is not an event log, or holds a field that cannot be what
     it says (a time that is not a whole number of ms, a task that finishes
-    before it launches, ...); ``FileNotFoundError`` when it is missing.
+    before it launches, ...); ``FileNotFoundError`` when it is missing. A log
+    read before and unchanged since is not read again (its warnings are given
+    again): see :data:`KEEP_TASKS`.
 
     >>> app = read_spark_log("spark-events/local-1422981780767.json")  # doctest: +SKIP
     >>> app.spark_version, [s.stage_id for s in app.stages if s.failed]  # doctest: +SKIP
     (None, [2])
     """
     path = Path(path)
+    key = _identity(path)
+    kept = _kept.get(key)
+    if kept is not None:
+        app, cuts = kept
+        for message in cuts:
+            warnings.warn(message, stacklevel=2)
+        return app
     reader = _LogReader(str(path))
     digest = hashlib.sha256()
-    for source, lineno, event in read_events(path, digest=digest):
+    cuts = []
+    for source, lineno, event in read_events(path, digest=digest, cuts=cuts):
         with event_at(f"{source}: line {lineno}", event["Event"]):
             reader.take(event)
-    return reader.application(digest.hexdigest())
+    app = reader.application(digest.hexdigest())
+    if key is not None and len(app.tasks) <= KEEP_TASKS:
+        with _keeping:
+            _kept[key] = (app, tuple(cuts))
+            while sum(len(kept.tasks) for kept, _ in _kept.values()) > KEEP_TASKS:
+                del _kept[next(iter(_kept))]    # the one read first
+    return app
+
+
+def _identity(path: Path):
+    """The log at ``path`` as it is now (the path as given, and each file's size, time and inode), or None
+    when it cannot be told (it is read, and says why)."""
+    try:
+        files = sorted(path.iterdir()) if path.is_dir() else [path]
+        return str(path), tuple((str(f), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+                                for f in files for st in [f.stat()])
+    except OSError:
+        return None
 
 
 class _LogReader:

@@ -39,11 +39,12 @@ __all__ = ["read_events"]
 _EVENTS_FILE = re.compile(r"^events_(\d+)_")
 
 
-def read_events(path, *, digest=None) -> Iterator[tuple[str, int, dict]]:
+def read_events(path, *, digest=None, cuts=None) -> Iterator[tuple[str, int, dict]]:
     """Every event of a Spark event log as ``(file, line number, event)``; see the module doc for errors.
 
     ``path`` is a file (plain or compressed) or a rolling ``eventlog_v2_*`` directory;
-    ``digest`` (a ``hashlib`` object) is fed the decompressed bytes of every file read.
+    ``digest`` (a ``hashlib`` object) is fed the decompressed bytes of every file read;
+    ``cuts`` (a list) gets the warnings of a cut-off log too.
     """
     path = Path(path)
     if path.is_dir():
@@ -53,7 +54,7 @@ def read_events(path, *, digest=None) -> Iterator[tuple[str, int, dict]]:
     seen_event = False
     bad_line = None  # (file, line, why): a line that failed; fine only if it is the very last one
     for file in files:
-        for lineno, raw in log_lines(file, what="Spark event log", digest=digest):
+        for lineno, raw in log_lines(file, what="Spark event log", digest=digest, cuts=cuts):
             if bad_line is not None:
                 raise LogFormatError(f"{bad_line[0]}: line {bad_line[1]}: {bad_line[2]}")
             try:
@@ -70,11 +71,11 @@ def read_events(path, *, digest=None) -> Iterator[tuple[str, int, dict]]:
     if bad_line is not None:
         if not seen_event:
             raise LogFormatError(f"{bad_line[0]}: line {bad_line[1]}: {bad_line[2]}")
-        warnings.warn(
-            f"{bad_line[0]}: line {bad_line[1]}: last line is incomplete (application still running?); "
-            "ignored it and kept the events before it",
-            stacklevel=3,
-        )
+        message = (f"{bad_line[0]}: line {bad_line[1]}: last line is incomplete (application still running?); "
+                   "ignored it and kept the events before it")
+        warnings.warn(message, stacklevel=3)
+        if cuts is not None:
+            cuts.append(message)
     elif not seen_event:
         raise LogFormatError(f"{files[-1]}: line 1: empty file: no events, not a Spark event log")
 

@@ -6,9 +6,11 @@ be had again from a command:
 - the runs (:mod:`spn.report.runs`): each log's configuration, time, executor-hours, Sparklens' times;
   the *pilot* is the configuration with the fewest task slots (as ``spn backtest`` takes it), and its
   first log is shown in detail (timeline, stages; the laws of ``spn fit PILOT_LOGS --report``);
-- the what-if curve over executors: ``spn predict LOGS --vary spark.executor.instances=...``
-  (:func:`spn.studies.predict.predict`: the mean and the prediction interval of one run), beside
-  Sparklens' replay and ideal scaling (:mod:`spn.baselines`) of the pilot, and the measured runs;
+- the what-if curves over executors, over cores per executor and over the input size, each
+  ``spn predict LOGS --vary KEY=... --what-if ...`` (:func:`spn.studies.predict.predict`: the mean and
+  the prediction interval of one run) with the other two settings at the pilot's, beside Sparklens'
+  replay and ideal scaling (:mod:`spn.baselines`) of the pilot, and the measured runs that differ
+  from the pilot in that setting alone; a configuration on two curves (the pilot's) is asked once;
 - the multi-user curve: the pilot's logs with ``workload.users=N`` and ``workload.think_time=Z``
   (:func:`spn.pipeline.evaluate`, as ``spn sweep PILOT --grid workload.users=...``): mean and p95;
 - the cost of every configuration (:mod:`spn.studies.cost`), and with ``target`` the smallest and the
@@ -20,8 +22,8 @@ budget does not bound (the job-alone method's convolutions) may overrun its shar
 points after it are asked by simulation, and once nothing is left, the remaining points are left out.
 Each point says its method, and ``budget.notes`` says what was simulated or left out and why.
 
->>> default_executors([3, 3, 6])
-[3, 6, 12, 24]
+>>> default_executors([3, 3, 6]), default_cores(2), default_input_sizes(1000)
+([3, 6, 12, 24], [1, 2, 4, 8], [500, 1000, 2000, 4000])
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from pathlib import Path
 
 from spn.exceptions import LogFormatError, ModelError, SpnError
 
-__all__ = ["build_report", "default_executors", "FORMAT", "USERS", "MAX_SECONDS", "REL_PRECISION"]
+__all__ = ["build_report", "default_executors", "default_cores", "default_input_sizes", "FORMAT", "USERS",
+           "MAX_SECONDS", "REL_PRECISION"]
 
 #: the version of the report's JSON layout
 FORMAT = 1
@@ -46,8 +49,17 @@ MAX_SECONDS = 60.0
 REL_PRECISION = 0.01
 #: executor counts of the what-if curve by default: the smallest seen times 1, 2, 4, 8
 DOUBLINGS = 4
-#: the Spark key the what-if curve varies
-EXECUTORS = "spark.executor.instances"
+#: task slots per executor of the cores curve by default (with the pilot's): YARN's executors mostly have 1 to 8
+CORES = (1, 2, 4, 8)
+#: input sizes of the input-size curve by default: the pilot's times these
+INPUT_SCALES = (0.5, 1, 2, 4)
+#: the what-if rules' keys the curves vary
+EXECUTORS, CORES_KEY, INPUT = "spark.executor.instances", "spark.executor.cores", "input-size"
+#: each curve: its key in the report, the setting it varies, a run's field for that setting, a point's name,
+#: the setting in words
+CURVES = (("what_if", EXECUTORS, "executors", "{} executors", "executors"),
+          ("what_if_cores", CORES_KEY, "cores", "{} cores", "cores per executor"),
+          ("what_if_input", INPUT, "input_bytes", "input {}", "input size"))
 
 
 def default_executors(seen: Sequence[int]) -> list[int]:
@@ -56,20 +68,35 @@ def default_executors(seen: Sequence[int]) -> list[int]:
     return sorted(set(seen) | {smallest * 2 ** k for k in range(DOUBLINGS)})
 
 
-def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, users: Sequence[int] = USERS,
+def default_cores(pilot: int) -> list[int]:
+    """The cores per executor of the cores curve: :data:`CORES` and the pilot's."""
+    return sorted(set(CORES) | {pilot})
+
+
+def default_input_sizes(pilot: int) -> list[int]:
+    """The input sizes (bytes) of the input-size curve: the pilot's times :data:`INPUT_SCALES`."""
+    return sorted({round(pilot * scale) for scale in INPUT_SCALES})
+
+
+def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, cores: Sequence[int] | None = None,
+                 input_sizes: Sequence[int] | None = None, users: Sequence[int] = USERS,
                  think_time: float | None = None, target=None, price=None, level: float = 0.9, seed: int = 0,
                  rel_precision: float = REL_PRECISION, max_seconds: float = MAX_SECONDS, method: str = "auto",
                  progress: bool = False) -> dict:
     """The report of ``logs`` (Spark event logs of one application) as a plain dict (see the module doc).
 
-    ``target`` (:class:`spn.studies.plan.Target`: ``mean`` or the prediction level's upper percentile,
-    e.g. p95 at level 0.9), ``price`` (:class:`spn.studies.cost.Price`), ``think_time`` (default: the
-    pilot's measured time). Raises :class:`~spn.exceptions.SpnError` (one line) on bad input.
+    ``executors``, ``cores`` and ``input_sizes`` (bytes) are the values of the what-if curves (default:
+    :func:`default_executors`, :func:`default_cores`, :func:`default_input_sizes`; an empty list: no
+    curve). ``target`` (:class:`spn.studies.plan.Target`: ``mean`` or the prediction level's upper
+    percentile, e.g. p95 at level 0.9), ``price`` (:class:`spn.studies.cost.Price`), ``think_time``
+    (default: the pilot's measured time). Raises :class:`~spn.exceptions.SpnError` (one line) on bad input.
     """
     from spn.fit import fit_logs
     from spn.limits import MAX_SHAPE
+    from spn.pipeline import Budget
     from spn.pipeline.prediction import spread_levels
     from spn.report.runs import read_application, run_summary, stage_table, timeline
+    from spn.studies.predict import prediction_errors
 
     started = time.perf_counter()
     logs = [str(p) for p in logs]
@@ -102,13 +129,22 @@ def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, user
         _say(progress, f"note: {note}")
     detail = {"log": pilot["log"], "timeline": timeline(detail_app),
               "stages": stage_table(detail_app, pilot["slots"], fitted.description["reference"].get("phases"))}
-    values = sorted(set(executors)) if executors else default_executors([r["executors"] for r in runs])
-    budget = _Budget(max_seconds, len(values) + len(users), method, progress)
-    what_if = _what_if_curve(logs, values, detail_app, pilot_runs, budget, level=level, seed=seed,
-                             rel_precision=rel_precision)
+    errors = prediction_errors(logs, Budget(seed=seed, rel_precision=rel_precision)) if level is not None else None
+    values = {EXECUTORS: default_executors([r["executors"] for r in runs]) if executors is None else executors,
+              CORES_KEY: default_cores(pilot["cores"]) if cores is None else cores,
+              INPUT: (default_input_sizes(pilot["input_bytes"]) if pilot["input_bytes"] > 0 else [])
+              if input_sizes is None else input_sizes}
+    values = {key: sorted(set(int(v) for v in chosen)) for key, chosen in values.items()}
+    asked = {_configuration(key, v, pilot, runs) for key, chosen in values.items() for v in chosen}
+    budget = _Budget(max_seconds, len(asked) + len(users), method, progress)
+    curves, answered = {}, {}
+    for name, key, field_name, point, label in CURVES:
+        curves[name] = _what_if_curve(logs, key, values[key], pilot, runs, detail_app, pilot_runs, budget,
+                                      answered, field_name=field_name, point=point, label=label, errors=errors,
+                                      level=level, seed=seed, rel_precision=rel_precision)
     many = _users_curve(pilot_logs, fitted.description, users, think, budget, seed=seed,
                         rel_precision=rel_precision)
-    cost = _cost(what_if["rows"], runs, target, price, spread_levels(level)[1])
+    cost = _cost(curves["what_if"]["rows"], runs, target, price, spread_levels(level)[1])
     return {
         "spn_report": FORMAT,
         "title": f"{pilot['log']}" + (f" and {len(logs) - 1} other log(s)" if len(logs) > 1 else ""),
@@ -121,8 +157,8 @@ def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, user
                      "target_bound": None if target is None else target.bound,
                      "price": None if price is None else price.as_dict()},
         "pilot": {"log": pilot["log"], "executors": pilot["executors"], "cores": pilot["cores"],
-                  "logs": [Path(p).name for p in pilot_logs]},
-        "runs": runs, "detail": detail, "what_if": what_if, "users": many, "cost": cost,
+                  "input_bytes": pilot["input_bytes"], "logs": [Path(p).name for p in pilot_logs]},
+        "runs": runs, "detail": detail, **curves, "users": many, "cost": cost,
         "budget": {"max_seconds": max_seconds, "seconds": time.perf_counter() - started, "notes": budget.notes},
     }
 
@@ -203,37 +239,58 @@ class _Budget:
         self.simulated, self.left_out, self.failed = [], [], []
 
 
-def _what_if_curve(logs, values, app, pilots, budget: _Budget, *, level, seed, rel_precision) -> dict:
-    """``spn predict LOGS --vary spark.executor.instances=VALUES``, one point at a time, with Sparklens' replay
-    and ideal scaling of the pilot beside each point."""
+def _configuration(key: str, value: int, pilot: dict, runs) -> tuple:
+    """The what-if settings of a curve's point: ``key`` at ``value``, the other settings at the pilot's; a
+    setting every log already has is left out (it changes nothing), so that a configuration has one name."""
+    settings = {k: value if k == key else pilot[field] for _, k, field, *_ in CURVES}
+    return tuple((k, settings[k]) for _, k, field, *_ in CURVES
+                 if any(r[field] != settings[k] for r in runs) and settings[k] > 0)   # no input counted: not set
+
+
+def _what_if_curve(logs, key, values, pilot, runs, app, pilots, budget: _Budget, answered: dict, *, field_name,
+                   point, label, errors, level, seed, rel_precision) -> dict:
+    """``spn predict LOGS --vary KEY=VALUES`` with the other settings at the pilot's (``--what-if``), one point at a
+    time, with Sparklens' replay and ideal scaling of the pilot beside each point, and the runs that differ from
+    the pilot in ``key`` alone. ``answered``: the points asked so far by configuration (asked once)."""
     from spn.baselines.ideal import ideal_scaling
     from spn.baselines.runs import ReferenceRun
     from spn.baselines.sparklens import sparklens_estimate
-    from spn.pipeline import Budget
-    from spn.studies.predict import predict, prediction_errors
+    from spn.logs.sizes import format_size
+    from spn.studies.predict import predict
 
-    cores = pilots[0]["cores"]
     references = [ReferenceRun(r["log"], r["seconds"], r["input_bytes"], r["slots"]) for r in pilots]
-    errors = prediction_errors(logs, Budget(seed=seed, rel_precision=rel_precision)) if level is not None else None
+    fixed = [f"{k}={v}" for k, v in _configuration(key, pilot[field_name], pilot, runs) if k != key]
+    fields = [f for _, _, f, *_ in CURVES]
     rows = []
     for value in values:
-        row = budget.ask(f"{value} executors", lambda method, share: predict(
-            logs, (EXECUTORS, [value]), users=1, seed=seed, rel_precision=rel_precision, max_seconds=share,
-            level=level, method=method, errors=errors)[0])
+        configuration = _configuration(key, value, pilot, runs)
+        if configuration not in answered:
+            answered[configuration] = budget.ask(
+                point.format(format_size(value) if key == INPUT else value),
+                lambda method, share: predict(logs, (key, [value]), fixed, users=1, seed=seed,
+                                              rel_precision=rel_precision, max_seconds=share, level=level,
+                                              method=method, errors=errors)[0])
+        row = answered[configuration]
         if row is None:
             continue
-        out = row.as_dict()
-        out.update(executors=value, spread=None if row.spread is None else list(row.spread),
-                   sparklens_s=sparklens_estimate(app, executors=value, cores=cores),
-                   ideal_scaling_s=ideal_scaling(references, references[0].input_bytes, value * cores)
-                   if references[0].input_bytes > 0 else None)
-        rows.append(out)
-    budget.close("what-if curve")
-    command = (f"spn predict {' '.join(Path(p).name for p in logs)} --vary {EXECUTORS}="
-               f"{','.join(str(v) for v in values)} --seed {seed} --rel-precision {rel_precision:g}"
+        at = {f: value if f == field_name else pilot[f] for f in fields}
+        rows.append({**row.as_dict(), "key": key, "value": value, **at,
+                     "spread": None if row.spread is None else list(row.spread),
+                     "sparklens_s": sparklens_estimate(app, executors=at["executors"], cores=at["cores"])
+                     if at["input_bytes"] == pilot["input_bytes"] else None,
+                     "ideal_scaling_s": ideal_scaling(references, at["input_bytes"], at["executors"] * at["cores"])
+                     if references[0].input_bytes > 0 else None})
+    budget.close(f"what-if curve over {label}")
+    measured = [{"log": r["log"], "value": r[field_name], "seconds": r["seconds"]} for r in runs
+                if all(r[f] == pilot[f] for f in fields if f != field_name)]
+    command = (f"spn predict {' '.join(Path(p).name for p in logs)} --vary {key}={','.join(str(v) for v in values)}"
+               + "".join(f" --what-if {f}" for f in fixed) + f" --seed {seed} --rel-precision {rel_precision:g}"
                + ("" if level is None else f" --level {level:g}"))
-    return {"key": EXECUTORS, "values": list(values), "rows": rows, "command": command,
-            "interval_how": rows[-1]["prediction_interval"]["how"] if rows and level is not None else None}
+    return {"key": key, "label": label, "values": list(values), "rows": rows, "measured": measured, "command": command,
+            "interval_how": rows[-1]["prediction_interval"]["how"] if rows and level is not None else None,
+            "note": None if values or key != INPUT or pilot["input_bytes"] > 0 else
+            "the pilot's log counts no input bytes read, and the input-size rule scales the pilot's tasks by "
+            "the input: no curve"}
 
 
 def _users_curve(pilot_logs, model: dict, users, think, budget: _Budget, *, seed, rel_precision) -> dict:

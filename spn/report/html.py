@@ -32,12 +32,13 @@ figure{margin:.5rem 0}figure svg{max-width:100%;height:auto}code{font-size:.8rem
 """
 
 
-def number(data: dict, key: str, fmt: str = "{:,.4g}", missing: str = "-") -> str:
-    """The value at ``key`` (dotted path into ``data``) formatted by ``fmt``, marked with its key and exact value."""
+def number(data: dict, key: str, fmt="{:,.4g}", missing: str = "-") -> str:
+    """The value at ``key`` (dotted path into ``data``) formatted by ``fmt`` (a format string, or a function),
+    marked with its key and exact value."""
     value = _at(data, key)
     if value is None:
         return missing
-    shown = fmt.format(value)
+    shown = fmt(value) if callable(fmt) else fmt.format(value)
     return (f'<span class="n" data-key="{html.escape(key)}" data-value="{html.escape(json.dumps(value))}">'
             f"{html.escape(shown)}</span>")
 
@@ -65,7 +66,8 @@ def render_html(data: dict) -> str:
     parts += _summary(data)
     parts += _runs(data)
     parts += _detail(data, figures.get("timeline"))
-    parts += _what_if(data, figures.get("what_if"))
+    for name in _CURVES:
+        parts += _what_if(data, name, figures.get(name))
     parts += _users(data, figures.get("users"))
     parts += _cost(data)
     parts += _about(data)
@@ -156,26 +158,56 @@ def _detail(data: dict, svg: str | None) -> list[str]:
     return out
 
 
-def _what_if(data: dict, svg: str | None) -> list[str]:
-    w = data["what_if"]
-    priced = data["settings"]["price"] is not None
-    judged = data["settings"]["target"] is not None
-    out = ["<h2>What if: other executor counts</h2>"]
+def _size(size: float) -> str:
+    from spn.logs.sizes import format_size
+
+    return format_size(size)
+
+
+#: the what-if curves: their title, the column of the value, its format, and what the page says of their rules
+_CURVES = {
+    "what_if": ("other executor counts", "executors", "{:d}",
+                "Sparklens: the pilot's tasks replayed on that many slots; ideal scaling: the pilot's execution "
+                "time times its slots over the slots."),
+    "what_if_cores": ("other cores per executor", "cores", "{:d}",
+                      "More cores are more task slots on the same executors and hosts, each slot with a CPU of its "
+                      "own (<code>--what-if executor-cpus=N</code> of <code>spn predict</code> says otherwise). "
+                      "Sparklens and ideal scaling as above, on executors x cores slots."),
+    "what_if_input": ("other input sizes", "input", _size,
+                      "An input stage keeps its split size (its task count follows the input), a shuffle stage's "
+                      "tasks get more data each and their compute grows by the stage's fixed + per-byte line where "
+                      "its tasks support one, else in proportion (docs/design.md &sect;8.4); Spark SQL's smaller "
+                      "splits when the input per core is below <code>spark.sql.files.maxPartitionBytes</code> are "
+                      "not modelled. Sparklens replays the pilot's tasks, so it has no time for another input; "
+                      "ideal scaling: the pilot's time times the input's ratio."),
+}
+
+
+def _what_if(data: dict, name: str, svg: str | None) -> list[str]:
+    w = data[name]
+    title, column, fmt, rules = _CURVES[name]
+    executors = name == "what_if"               # cost is of executor counts
+    priced = executors and data["settings"]["price"] is not None
+    judged = executors and data["settings"]["target"] is not None
+    out = [f"<h2>What if: {title}</h2>"]
+    if w["note"]:
+        return out + [f'<p class="note">No curve: {html.escape(w["note"])}.</p>']
     if svg:
         out.append(f"<figure>{svg}</figure>")
-    head = ["executors", "predicted (s)", "run interval (s)", "method", "Sparklens (s)", "ideal scaling (s)",
-            "executor-hours"] + (["cost"] if priced else []) + ([f"meets {html.escape(data['settings']['target'])}"]
-                                                                 if judged else [])
+    head = [column, "predicted (s)", "run interval (s)", "method", "Sparklens (s)", "ideal scaling (s)"] + (
+        ["executor-hours"] if executors else []) + (["cost"] if priced else []) + (
+        [f"meets {html.escape(data['settings']['target'])}"] if judged else [])
     rows = []
     for k, r in enumerate(w["rows"]):
-        b = f"what_if.rows.{k}"
+        b = f"{name}.rows.{k}"
         c = f"cost.configurations.{k}"
         interval = "-" if r["prediction_interval"] is None else (
             f"{number(data, b + '.prediction_interval.low', '{:,.0f}')} &ndash; "
             f"{number(data, b + '.prediction_interval.high', '{:,.0f}')}")
-        rows.append([number(data, b + ".executors", "{:d}"), number(data, b + ".mean_execution_time", "{:,.1f}"),
+        rows.append([number(data, b + ".value", fmt), number(data, b + ".mean_execution_time", "{:,.1f}"),
                      interval, html.escape(r["method"]), number(data, b + ".sparklens_s", "{:,.1f}"),
-                     number(data, b + ".ideal_scaling_s", "{:,.1f}"), number(data, c + ".executor_hours", "{:,.4g}")]
+                     number(data, b + ".ideal_scaling_s", "{:,.1f}")]
+                    + ([number(data, c + ".executor_hours", "{:,.4g}")] if executors else [])
                     + ([number(data, c + ".money", "{:,.4g}")] if priced else [])
                     + ([{True: "yes", False: "no", None: "-"}[data["cost"]["configurations"][k]["meets"]]]
                        if judged else []))
@@ -183,9 +215,9 @@ def _what_if(data: dict, svg: str | None) -> list[str]:
     if w["interval_how"]:
         out.append(f'<p class="note">Run interval: {html.escape(w["interval_how"])}.</p>')
     out.append('<p class="note">Predicted: the mean time of one run alone, from the what-if rules applied to every '
-               "log (the same numbers as <code>" + html.escape(w["command"]) + "</code>). Sparklens: the pilot's "
-               "tasks replayed on that many slots; ideal scaling: the pilot's execution time times its slots over the "
-               "slots. Diamonds on the plot: the measured runs' execution times.</p>")
+               "log, the other settings at the pilot's (the same numbers as <code>" + html.escape(w["command"])
+               + "</code>). " + rules + " Diamonds on the plot: the measured runs that differ from the pilot in "
+               "this setting alone.</p>")
     return out
 
 
@@ -250,29 +282,33 @@ def _about(data: dict) -> list[str]:
 
 
 def report_figures(data: dict) -> dict[str, str]:
-    """The page's plots as ``<svg>`` elements: the pilot's timeline, the what-if curve, the multi-user curve."""
+    """The page's plots as ``<svg>`` elements: the pilot's timeline, the what-if curves, the multi-user curve."""
     from spn.studies.plot import curves_figure, figure_svg, timeline_figure
 
     figures = {"timeline": figure_svg(timeline_figure(data["detail"]["timeline"]), "timeline")}
-    rows = data["what_if"]["rows"]
-    target = data["settings"]["target"]
-    bound = data["settings"]["target_bound"]
-    if rows:
-        x = [r["executors"] for r in rows]
+    for name in _CURVES:
+        rows = data[name]["rows"]
+        if not rows:
+            continue
+        gb = 1e9 if name == "what_if_input" else 1      # an axis in GB, not in bytes
+        x = [r["value"] / gb for r in rows]
         intervals = all(r["prediction_interval"] for r in rows)
         curves = [{"label": "predicted mean", "x": x, "y": [r["mean_execution_time"] for r in rows],
                    "low": [r["prediction_interval"]["low"] for r in rows] if intervals else None,
                    "high": [r["prediction_interval"]["high"] for r in rows] if intervals else None,
-                   "band_label": f"{100 * data['settings']['level']:g} % run interval" if intervals else None},
-                  {"label": "Sparklens replay", "x": x, "y": [r["sparklens_s"] for r in rows], "style": "dashed"}]
-        if all(r["ideal_scaling_s"] is not None for r in rows):
-            curves.append({"label": "ideal scaling", "x": x, "y": [r["ideal_scaling_s"] for r in rows],
-                           "style": "dashed"})
-        curves.append({"label": "measured runs", "x": [r["executors"] for r in data["runs"]],
-                       "y": [r["seconds"] for r in data["runs"]], "style": "points"})
-        figures["what_if"] = figure_svg(curves_figure(curves, xlabel="executors", logx=True, bound=bound,
-                                                      bound_label=target, title="one run alone, by executors"),
-                                        "what_if")
+                   "band_label": f"{100 * data['settings']['level']:g} % run interval" if intervals else None}]
+        for label, field in (("Sparklens replay", "sparklens_s"), ("ideal scaling", "ideal_scaling_s")):
+            if all(r[field] is not None for r in rows):
+                curves.append({"label": label, "x": x, "y": [r[field] for r in rows], "style": "dashed"})
+        measured = data[name]["measured"]
+        curves.append({"label": "measured runs", "x": [m["value"] / gb for m in measured],
+                       "y": [m["seconds"] for m in measured], "style": "points"})
+        axis = data[name]["label"] + (" (GB)" if gb > 1 else "")
+        executors = name == "what_if"
+        figures[name] = figure_svg(curves_figure(curves, xlabel=axis, logx=True,
+                                                 bound=data["settings"]["target_bound"] if executors else None,
+                                                 bound_label=data["settings"]["target"],
+                                                 title=f"one run alone, by {data[name]['label']}"), name)
     users = data["users"]["rows"]
     if users:
         x = [r["users"] for r in users]
