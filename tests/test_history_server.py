@@ -202,6 +202,10 @@ def test_fit_from_a_server_is_the_fit_of_the_same_file(tmp_path, capsys, monkeyp
         assert f"/api/v1/applications/{LARGE_BLOCKS}/logs" in server.queries
     assert list(temporary.iterdir()) == []          # the download is gone
     assert f"fetched 1 application log(s): {LARGE_BLOCKS} (LargeBlocks)" in err
+    # the provenance names the application at the server, not the download's temporary path
+    text = (tmp_path / "server.yaml").read_text()
+    assert f"# Fitted by `spn fit` from {server.url.rstrip('/')}/api/v1/applications/{LARGE_BLOCKS}\n" in text
+    assert "spn-logs-" not in text and str(temporary) not in text
     assert run(capsys, "fit", EVENTS / f"{LARGE_BLOCKS}.json", "-o", tmp_path / "file.yaml")[0] == 0
     assert model(tmp_path / "server.yaml") == model(tmp_path / "file.yaml")
 

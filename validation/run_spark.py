@@ -277,7 +277,7 @@ def size_experiment(workdir: Path, *, pilots, targets, rounds: int, pilot_cores:
             entry["others"].append(others)
             entry["tasks"] = measured_stage_tasks(path)
             entry["model_tasks"] = stage_tasks(models[size])
-            entry["states"] = predicted["tangible_states"]
+            entry["states"] = predicted.get("tangible_states")
             log(f"  predicted {entry['predicted'][-1]:.1f} s, measured {entry['measured'][-1]:.1f} s, "
                 f"other processes {others:.2f} cores")
     rows = []
@@ -298,7 +298,8 @@ def users_experiment(workdir: Path, *, size: int, cores: int, think: float, pilo
 
     rng = np.random.default_rng(seed)
     data = make_csv(workdir / f"users-{size}.csv", size, seed=7)
-    results = {n: {"predicted": [], "measured": [], "times": [], "others": [], "states": None} for n in users}
+    results = {n: {"predicted": [], "measured": [], "times": [], "others": [], "states": None, "method": None}
+               for n in users}
     thinks = []
     for r in range(rounds):
         log(f"round {r + 1}/{rounds}: multi-user pilot, 1 user x {pilot_queries} queries, local[{cores}]")
@@ -322,7 +323,8 @@ def users_experiment(workdir: Path, *, size: int, cores: int, think: float, pilo
             entry["measured"].append(float(np.mean(times)))
             entry["times"] += times
             entry["others"].append(others)
-            entry["states"] = predicted["tangible_states"]
+            entry["states"] = predicted.get("tangible_states")     # None: answered by another method
+            entry["method"] = predicted["method"]
             log(f"  {n} users: predicted {entry['predicted'][-1]:.2f} s, measured {entry['measured'][-1]:.2f} s, "
                 f"other processes {others:.2f} cores")
     rows = []
@@ -332,6 +334,7 @@ def users_experiment(workdir: Path, *, size: int, cores: int, think: float, pilo
         rows.append({"users": n, "predicted": entry["predicted"], "measured": entry["measured"],
                      "measured_s": float(times.mean()), "measured_se": float(times.std(ddof=1) / np.sqrt(len(times))),
                      "queries": len(times), "others": entry["others"], "states": entry["states"],
+                     "method": entry.get("method", "exact"),
                      "source": "pilots (in-sample)" if n == 1 else "new runs"})
     return {"rows": rows, "cores": cores, "input_bytes": data.stat().st_size, "think": think, "rounds": rounds,
             "fitted_think": thinks, "model": (workdir / f"r{rounds - 1}-model-per-query.yaml").read_text()}
@@ -388,7 +391,7 @@ def report(sizes: dict, users: dict, *, seconds: float, spark_version: str, gene
               "completion of the users' queries (± standard error over all queries of all rounds); predicted: mean "
               "over the rounds; per round: the paired errors.", "",
               "| users N | predicted (s) | measured (s) | queries measured | error | error per round | source | "
-              "other load (cores) | tangible states |",
+              "other load (cores) | method (tangible states) |",
               "|---|---|---|---|---|---|---|---|---|"]
     user_errors = []
     for row in users["rows"]:
@@ -398,7 +401,8 @@ def report(sizes: dict, users: dict, *, seconds: float, spark_version: str, gene
         paired = ", ".join(f"{100 * error(p, m):+.0f} %" for p, m in zip(row["predicted"], row["measured"]))
         lines.append(f"| {row['users']} | {predicted:.2f} | {row['measured_s']:.2f} ± {row['measured_se']:.2f} | "
                      f"{row['queries']} | {100 * e:+.1f} % | {paired} | {row['source']} | "
-                     f"{np.mean(row['others']):.2f} | {row['states']:,} |")
+                     f"{np.mean(row['others']):.2f} | {row.get('method', 'exact')}"
+                     + (f" ({row['states']:,})" if row["states"] else "") + " |")
     lines += ["", f"Mean absolute error {100 * np.mean(user_errors):.1f} %, largest {100 * np.max(user_errors):.1f} %.",
               "", "<details><summary>The fitted per-query model</summary>", "", "```yaml",
               users["model"].rstrip(), "```", "</details>", "",

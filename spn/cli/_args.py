@@ -206,6 +206,7 @@ def log_inputs(args, items):
                         until=args.until, limit=args.limit, timeout=args.timeout, single=True) as inputs:
         for note in inputs.notes:
             print(f"spn: note: {one_line(note)}", file=sys.stderr)
+        args.log_origins = dict(zip(inputs.paths, inputs.origins))
         yield inputs.paths
 
 

@@ -102,7 +102,7 @@ def run_fit(args) -> int:
             method=args.method, empirical=args.empirical, think_time=args.think_time, users=args.users,
             containers=args.containers, stage_groups=args.stage_groups, delays=not args.no_delays,
             allow_incomplete=args.allow_incomplete, name=args.name, warmup_runs=args.warmup_runs,
-            what_if=args.what_if,
+            what_if=args.what_if, origins=[args.log_origins.get(log, log) for log in args.logs],
         )
     for note in model.warnings:
         print(f"spn: note: {_args.one_line(note)}", file=sys.stderr)

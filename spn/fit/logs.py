@@ -50,6 +50,8 @@ Three ways to use several runs:
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +87,7 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
              empirical: bool = False, think_time: float | None = None, users: int | None = None,
              containers: int | None = None, stage_groups: bool = False, delays: bool = True,
              allow_incomplete: bool = False, name: str | None = None, warmup_runs: int = 0,
-             what_if=None, test_laws: bool = True) -> FittedModel:
+             what_if=None, test_laws: bool = True, origins=None) -> FittedModel:
     """Fit a model description to one or more logs (see the module doc for the three modes).
 
     ``max_shape`` caps every Erlang shape (delays get exactly ``max_shape``);
@@ -100,6 +102,8 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
     ``what_if`` (``KEY=VALUE`` items or a mapping, :mod:`spn.fit.whatif`) fits
     the configuration they describe instead of the logs' own. ``test_laws=False`` leaves out each law's
     goodness of fit (a parametric bootstrap, 0.1-1 s a stage; a model only evaluated needs none).
+    ``origins`` names the logs in the model's provenance (default: their paths), e.g. the History
+    Server URL a log was downloaded from.
     """
     paths = [Path(p) for p in paths]
     if not paths:
@@ -176,6 +180,10 @@ def fit_logs(paths, *, per_query: bool = False, input_size=None, max_shape: int 
         # a what-if run's tasks are the pilot's, in its order on other slots: their order says nothing
         as_run = all(w.target == w.pilot for w in what_ifs)
         template = pooled_template(runs, method=method, max_shape=max_shape, as_run=as_run, test=test_laws)
+    if origins is not None:     # the provenance names each log where it came from
+        named = {str(path): str(origin) for path, origin in zip(paths, origins)}
+        paths = [named[str(path)] for path in paths]
+        runs = [dataclasses.replace(run, source=named.get(str(run.source), run.source)) for run in runs]
     model = _describe(runs, template, paths=paths, per_query=per_query, think_time=think_time,
                       think_how=think_how, users=users, containers=containers, max_shape=max_shape,
                       empirical=empirical, delays=delays, method=method, name=name, notes=notes,

@@ -82,6 +82,13 @@ class Inputs:
     def paths(self) -> list[str]:
         return [str(log.path) for log in self.logs]
 
+    @property
+    def origins(self) -> list[str]:
+        """Where each log came from, for a model's provenance: its path, or its application's URL at
+        the History Server (a download's temporary path means nothing once the command has ended)."""
+        return [str(log.path) if log.app_id is None or log.source == str(log.path) or "://" not in log.source
+                else f"{log.source.rstrip('/')}/api/v1/applications/{log.app_id}" for log in self.logs]
+
     def groups(self) -> dict:
         """The logs by application name (``None`` for a file given by itself), in order of first appearance."""
         grouped: dict = {}
