@@ -174,14 +174,17 @@ def one_error(code: int, err: str) -> str:
 
 
 def model(path: Path) -> dict:
-    """A fitted description, each path it names cut to the file's name (a download's folder is temporary)."""
+    """A fitted description, each log it names cut to its application id: a model fitted from a server names
+    the application's URL there, one fitted from files the file (``local-1.zstd``, ``eventlog_v2_local-1``)."""
 
     def names(value):
         if isinstance(value, dict):
             return {key: names(item) for key, item in value.items()}
         if isinstance(value, list):
             return [names(item) for item in value]
-        return Path(value).name.removesuffix(".json") if isinstance(value, str) and "/" in value else value
+        if isinstance(value, str) and "/" in value:
+            return Path(value).name.removeprefix("eventlog_v2_").split(".")[0]
+        return value
 
     return names(yaml.safe_load(path.read_text()))
 
