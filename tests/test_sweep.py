@@ -47,6 +47,19 @@ def wait_for_rows(path, rows, proc, timeout=120.0):
     raise AssertionError("sweep too slow")
 
 
+def ctrl_c(proc, ready) -> str:
+    """Wait for ``ready()``, then press Ctrl-C as a terminal does (SIGINT to every process of the group);
+    the process's stderr. Killed if it has not ended within 60 s."""
+    try:
+        ready()
+        os.killpg(proc.pid, signal.SIGINT)
+        return proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
 def group_ends(pgid, timeout=20.0):
     """Whether every process of the process group ``pgid`` ends within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -232,14 +245,7 @@ def test_interrupt_a_dask_sweep_then_resume(tmp_path, capsys):
     out = tmp_path / "r.csv"
     args = ["sweep", TEZ, *SLOW_GRID, "--out", str(out), "--workers", "2"]
     proc = spn_process(*args, cwd=tmp_path)
-    try:
-        wait_for_rows(out, 4, proc)
-        os.killpg(proc.pid, signal.SIGINT)         # as a terminal's Ctrl-C: to every process of the group
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+    err = ctrl_c(proc, lambda: wait_for_rows(out, 4, proc))
     assert proc.returncode == 130 and err == "spn: error: interrupted\n"
     assert group_ends(proc.pid), "the Dask worker processes were stopped too"
     header, rows = read_rows(out)
@@ -258,17 +264,14 @@ def test_ctrl_c_while_the_local_dask_cluster_starts_is_honoured(tmp_path):
     psutil = pytest.importorskip("psutil")
     out = tmp_path / "r.csv"
     proc = spn_process("sweep", TEZ, *SLOW_GRID, "--out", str(out), "--workers", "2", cwd=tmp_path)
-    try:
+
+    def first_worker_started():
         deadline = time.monotonic() + 120
         while not psutil.Process(proc.pid).children() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not out.exists(), "still starting"
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+
+    err = ctrl_c(proc, first_worker_started)
     assert proc.returncode == 130 and err == "spn: error: interrupted\n"
     assert group_ends(proc.pid)
     assert not out.exists() and list(tmp_path.iterdir()) == []
