@@ -36,14 +36,21 @@ class ModelError(SpnError):
 
 
 class StateSpaceLimitError(SpnError):
-    """Exploration found more tangible markings than ``max_states`` allows."""
+    """Exploration stopped before the chain was whole (``max_states``, ``max_seconds``, memory).
+
+    ``reached``, when known: the tangible markings found by then, a lower bound on the chain's size.
+    """
+
+    def __init__(self, *args, option: str | None = None, reached: int | None = None):
+        super().__init__(*args, option=option)
+        self.reached = reached
 
     @classmethod
     def beyond(cls, max_states: int) -> "StateSpaceLimitError":
         """The error for passing ``max_states``, with what the user can do about it."""
         return cls(f"more than {max_states:,} tangible markings (max_states): solve a smaller "
                    f"configuration, raise max_states if memory allows, or estimate it by simulation",
-                   option="max_states")
+                   option="max_states", reached=max_states)
 
 
 class TimelessTrapError(SpnError):

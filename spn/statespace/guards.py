@@ -93,7 +93,7 @@ class TimeBudget:
             raise StateSpaceLimitError(
                 f"stopped exploring after {self.max_seconds:g} s (max_seconds) at {states:,} tangible markings: "
                 f"solve a smaller configuration, allow more time, or estimate it by simulation",
-                option="max_seconds")
+                option="max_seconds", reached=states)
         if expanded is None or (self.history and now - self.history[-1][0] < WATCH_STEP):
             return
         self.history.append((now, states, expanded))
@@ -104,12 +104,14 @@ class TimeBudget:
         if self.max_states is not None and total > PROJECTION_MARGIN * self.max_states:
             raise StateSpaceLimitError(
                 f"stopped exploring at {states:,} tangible markings after {now - self.started:.1f} s: the growth so "
-                f"far projects about {total:,.3g} states, past max_states {self.max_states:,}", option="max_states")
+                f"far projects about {total:,.3g} states, past max_states {self.max_states:,}", option="max_states",
+                reached=states)
         if finish - self.started > PROJECTION_MARGIN * self.max_seconds:
             raise StateSpaceLimitError(
                 f"stopped exploring at {states:,} tangible markings after {now - self.started:.1f} s: the growth so "
                 f"far projects about {total:,.3g} states, {finish - self.started:,.0f} s at {rate:,.0f} states/s, "
-                f"past the {self.max_seconds:g} s it may take (max_seconds)", option="max_seconds")
+                f"past the {self.max_seconds:g} s it may take (max_seconds)", option="max_seconds",
+                reached=states)
 
 
 #: seconds between two looks at the exploration's growth
