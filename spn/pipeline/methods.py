@@ -34,6 +34,11 @@ __all__ = ["METHODS", "Skipped", "Exact", "JobAlone", "Decomposition", "Simulati
 
 #: the share of the time left that exploring an exact chain may take (the rest: solving it, or a fallback)
 EXPLORE_SHARE = 0.5
+#: the share of the exploring time that estimating the chain's size may take
+ESTIMATE_SHARE = 0.2
+#: how far past ``max_states`` an estimated chain must be before it is not explored (the estimates of
+#: benchmarks/state_estimate.py land within 1.35 times the truth once the chains sampled saturate)
+ESTIMATE_MARGIN = 1.5
 #: the widest relative error bound at which the job-alone method answers (else a simulation does)
 ALONE_MAX_ERROR = 0.01
 
@@ -47,8 +52,9 @@ class Exact:
 
     name = "exact"
 
-    def __init__(self, solver: str = "auto"):
+    def __init__(self, solver: str = "auto", *, estimate: bool = True):
         self.solver = solver
+        self.estimate = estimate      # skip a chain estimated past max_states (when choosing, not when asked)
 
     def applies(self, desc, question) -> str | None:
         from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
@@ -70,6 +76,8 @@ class Exact:
 
         left = clock.left()
         explore_seconds = None if left is None else EXPLORE_SHARE * left
+        if self.estimate:
+            _refuse_by_estimate(desc, budget, None if explore_seconds is None else ESTIMATE_SHARE * explore_seconds)
         options = dict(method=self.solver, rtol=budget.rtol, max_states=budget.max_states, progress=budget.progress,
                        explore_seconds=explore_seconds)
         try:        # one class or query classes: one path
@@ -83,6 +91,20 @@ class Exact:
             extra = _exact_distribution(desc, solution, question, budget, details)
         how = "exact (CTMC of the job-identity net)" if desc.classes else "exact (CTMC)"
         return _from_dict(details, "exact", how, reason, report, **extra)
+
+
+def _refuse_by_estimate(desc, budget, seconds) -> None:
+    """Raise :class:`Skipped` when the chain's estimated size (:mod:`spn.analysis.state_count`) is past
+    ``max_states``, before any time goes to exploring it."""
+    from spn.analysis.state_count import estimate_states
+
+    estimate = estimate_states(desc, max_states=budget.max_states, max_seconds=seconds)
+    if estimate is None:
+        return
+    if budget.progress and sys.stderr.isatty():
+        print(f"\r\033[Kspn: the chain has {estimate.describe()}", file=sys.stderr, flush=True)
+    if estimate.states > ESTIMATE_MARGIN * budget.max_states:
+        raise Skipped(f"the chain would have {estimate.describe()}, past max_states {budget.max_states:,}")
 
 
 def _exact_distribution(desc, solution, question, budget, details) -> dict:
@@ -240,10 +262,12 @@ def method_named(name: str):
     ``simulation`` one, a steady-state solver's name (``direct``, ``gmres``...) the exact method with that solver."""
     if name == "auto":
         return METHODS
+    if name == "exact":
+        return (Exact(estimate=False),)     # asked for: explored until a limit stops it, not skipped on a projection
     for method in METHODS:
         if method.name == name:
             return (method,)
-    return (Exact(solver=name),)
+    return (Exact(solver=name, estimate=False),)
 
 
 def _classes(desc):
