@@ -11,11 +11,13 @@ assuming it:
 1. solve both ends of the range and ``probes`` evenly spaced interior values;
 2. take the first of those (in increasing order) that meets the targets and
    bisect between it and the evaluated value below it, which does not;
-3. look at every value solved on the way: if a target's metric is not monotone
-   along them, or the targets are met, then missed, then met again, report that
-   evidence. The answer then is still a value that meets the targets while the
-   value just below it does not (both solved), but a smaller one may exist
-   between the solved values: ``exhaustive=True`` solves them all.
+3. look at every value solved on the way: if a target's metric rises significantly
+   as the value grows (both values' intervals apart), or the targets are met at
+   one value and missed at a larger one, report that evidence
+   (:func:`spn.studies.plan_result.monotonicity_evidence`). The answer then is
+   still a value that meets the targets while the value just below it does not
+   (both solved), but a smaller one may exist between the solved values:
+   ``exhaustive=True`` solves them all.
 
 ``largest=True`` asks for the largest value instead (e.g. how many users a
 queue can take).
@@ -33,11 +35,11 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
-from spn.studies.plan_result import PlanPoint, PlanResult
+from spn.studies.plan_result import PlanPoint, PlanResult, monotonicity_evidence, verdict
 
 __all__ = [
     "Target", "parse_target", "parse_vary", "vary_values", "find_boundary", "plan", "solve_point",
@@ -194,13 +196,17 @@ def model_data(model, sets: Sequence[str] = ()) -> dict:
 # --------------------------------------------------------------------------- the search
 def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: Sequence[Target], *,
                   largest: bool = False, probes: int = 3, exhaustive: bool = False,
-                  on_point: Callable | None = None, path: str = "value") -> PlanResult:
+                  on_point: Callable | None = None, path: str = "value",
+                  directions: dict | None = None) -> PlanResult:
     """Smallest (or largest) value whose metrics meet every target; checks monotonicity on the way.
 
     ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics (their
     :attr:`Target.key`: ``"mean"``, ``"p95"``, ``"dashboard.mean"``...), and for an estimated
     one its interval (``"mean_ci_low"``, ``"mean_ci_high"``): it meets a target only if the
-    whole interval does. See the module docstring for the search.
+    whole interval does (:func:`spn.studies.plan_result.verdict`). It may add ``"method"``, how the
+    value was solved.
+    ``directions``: the metrics whose monotonicity is checked, as
+    :func:`~spn.studies.plan_result.monotonicity_evidence` takes them. See the module docstring for the search.
 
     >>> r = find_boundary(range(1, 11), lambda v: {"mean": (v - 5) ** 2 + 1.0},
     ...                   [parse_target("mean<=2")], probes=3)
@@ -266,7 +272,7 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
             neighbour = values[index(found - 1)]
             at(found - 1)          # the search has solved it already: the answer always comes with its neighbour
     points = tuple(cache[v] for v in sorted(cache))
-    evidence = _monotonicity_evidence(points, targets, largest)
+    evidence = monotonicity_evidence(points, targets, largest, path=path, directions=directions)
     return PlanResult(path, values, targets, largest, answer, neighbour, points, not evidence,
                       tuple(evidence), method, time.perf_counter() - started)
 
@@ -276,49 +282,7 @@ def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
     started = time.perf_counter()
     metrics = dict(solve(value))
     how = metrics.pop("method", "exact")
-    return PlanPoint(value, metrics, _meets(metrics, targets), time.perf_counter() - started, how)
-
-
-def _meets(metrics: dict, targets) -> bool:
-    """Every target met; an estimated metric (with ``METRIC_ci_high``) only if its whole interval is."""
-    return all(t.met(metrics.get(f"{t.key}_ci_high", metrics[t.key])) for t in targets)
-
-
-def _overlap(a: dict, b: dict, metric: str) -> bool:
-    """Two estimated values whose intervals overlap: their difference is noise, not a trend."""
-    (a_low, a_high), (b_low, b_high) = ((m.get(f"{metric}_ci_low", m[metric]), m.get(f"{metric}_ci_high", m[metric]))
-                                        for m in (a, b))
-    return f"{metric}_ci_high" in (a | b) and a_low <= b_high and b_low <= a_high
-
-
-def _monotonicity_evidence(points, targets, largest) -> list[str]:
-    """Where the solved points contradict monotone metrics or a single switch of 'met'."""
-    evidence = []
-    for metric in dict.fromkeys(t.key for t in targets):
-        xs = [p.value for p in points]
-        ys = [p.metrics[metric] for p in points]
-        steps = []
-        for a in range(len(ys) - 1):
-            scale = max(abs(ys[a]), abs(ys[a + 1]), 1e-300)
-            d = ys[a + 1] - ys[a]
-            flat = abs(d) <= 1e-9 * scale or _overlap(points[a].metrics, points[a + 1].metrics, metric)
-            steps.append(0 if flat else (1 if d > 0 else -1))
-        signs = {s for s in steps if s}
-        if len(signs) > 1:
-            for a in range(len(steps) - 1):
-                b = next((c for c in range(a + 1, len(steps)) if steps[c]), None)
-                if steps[a] and b is not None and steps[b] != steps[a]:
-                    evidence.append(f"{metric} {'rises' if steps[a] > 0 else 'falls'} from {xs[a]} to "
-                                    f"{xs[a + 1]} ({ys[a]:.6g} -> {ys[a + 1]:.6g} s) but "
-                                    f"{'rises' if steps[b] > 0 else 'falls'} from {xs[b]} to {xs[b + 1]} "
-                                    f"({ys[b]:.6g} -> {ys[b + 1]:.6g} s)")
-                    break
-    met = [p.met for p in points]
-    switches = sum(1 for a in range(len(met) - 1) if met[a] != met[a + 1])
-    if switches > 1:
-        pattern = ", ".join(f"{p.value}:{'met' if p.met else 'missed'}" for p in points)
-        evidence.append(f"the targets are met, missed and met again along the solved values ({pattern})")
-    return evidence
+    return PlanPoint(value, metrics, verdict(metrics, targets), time.perf_counter() - started, how)
 
 
 def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None) -> dict:
@@ -425,7 +389,7 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     def show(point):
         if progress:
             metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items())
-            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {'met' if point.met else 'missed'} "
+            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {point.verdict} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
     result = find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
@@ -441,8 +405,6 @@ def _cheapest(result: PlanResult, solve, resource: str, price, show) -> PlanResu
     Cost need not fall or rise with the value (a fixed driver time makes more executors dearer, a stage
     that spills on few makes them cheaper), so every value from the answer up is solved, not bisected.
     """
-    from dataclasses import replace
-
     from spn.studies.cost import cheapest, run_cost
 
     if result.answer is None:
@@ -462,7 +424,7 @@ def _cheapest(result: PlanResult, solve, resource: str, price, show) -> PlanResu
     points = tuple(cache[v] for v in sorted(cache))
     costs = tuple(run_cost(p.value, p.metrics["mean"], price) for p in points if p.met)
     best = cheapest(costs)
-    evidence = tuple(_monotonicity_evidence(points, result.targets, result.largest))
+    evidence = tuple(monotonicity_evidence(points, result.targets, result.largest, path=result.path))
     return replace(result, points=points, evidence=evidence, monotone=not evidence, costs=costs,
                    cheapest=None if best is None else best.executors, price=price, resource=resource,
                    seconds=result.seconds + time.perf_counter() - started)
