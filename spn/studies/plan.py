@@ -203,8 +203,8 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
     ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics (their
     :attr:`Target.key`: ``"mean"``, ``"p95"``, ``"dashboard.mean"``...), and for an estimated
     one its interval (``"mean_ci_low"``, ``"mean_ci_high"``): it meets a target only if the
-    whole interval does (:func:`spn.studies.plan_result.verdict`). It may add ``"method"``, how the
-    value was solved.
+    whole interval does (:func:`spn.studies.plan_result.verdict`). It may add ``"method"`` (how the
+    value was solved) and ``"details"`` (kept on the point, :class:`~spn.studies.plan_result.PlanPoint`).
     ``directions``: the metrics whose monotonicity is checked, as
     :func:`~spn.studies.plan_result.monotonicity_evidence` takes them. See the module docstring for the search.
 
@@ -278,11 +278,12 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
 
 
 def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
-    """``value`` solved by ``solve`` (its metrics and ``method``), judged against ``targets``."""
+    """``value`` solved by ``solve`` (its metrics, ``method`` and ``details``), judged against ``targets``."""
     started = time.perf_counter()
     metrics = dict(solve(value))
     how = metrics.pop("method", "exact")
-    return PlanPoint(value, metrics, verdict(metrics, targets), time.perf_counter() - started, how)
+    details = metrics.pop("details", {})
+    return PlanPoint(value, metrics, verdict(metrics, targets), time.perf_counter() - started, how, details)
 
 
 def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None) -> dict:
@@ -392,8 +393,8 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
             print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {point.verdict} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
-    result = find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
-                           on_point=show, path=path)
+    result = replace(find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
+                                   on_point=show, path=path), model=name)
     if minimize == "cost":
         result = _cheapest(result, solve, COSTED_PATHS[path], price, show)
     return result

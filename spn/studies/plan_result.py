@@ -1,8 +1,9 @@
 """What a capacity plan found, and how far to trust it: the points solved, their verdicts, the evidence.
 
-:func:`spn.studies.plan.find_boundary` builds a :class:`PlanResult`; ``spn plan`` prints its
-:meth:`PlanResult.summary` and, with ``--json``, its :meth:`PlanResult.as_dict`. Two rules live here
-because every plan must apply them alike:
+Both plans of ``spn plan`` give a :class:`PlanResult`: one over a parameter
+(:func:`spn.studies.plan.plan`) and one over a queue's share
+(:func:`spn.studies.plan_queues.plan_queue_share`, which adds :class:`QueueShare`). Two rules
+live here because both plans must apply them alike:
 
 - **The decision rule** (:func:`verdict`). A target is *met* at a value only if its metric's whole
   interval is within the bound, *missed* only if the whole interval is outside, and *undecided*
@@ -21,10 +22,10 @@ because every plan must apply them alike:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["MET", "MISSED", "UNDECIDED", "verdict", "target_verdict", "monotonicity_evidence", "shown",
-           "PlanPoint", "PlanResult"]
+           "PlanPoint", "QueueShare", "PlanResult"]
 
 #: verdicts of a value on the targets
 MET, MISSED, UNDECIDED = "met", "missed", "undecided"
@@ -132,13 +133,15 @@ def _seconds(metrics: dict, key: str) -> str:
 @dataclass(frozen=True)
 class PlanPoint:
     """A solved value: its metrics (an estimated one adds ``KEY_ci_low``/``KEY_ci_high``), its verdict on the
-    targets, the seconds it took and its method."""
+    targets, the seconds it took, its method, and ``details`` the plan adds (a queue share: its guaranteed
+    containers, capacities, replications...)."""
 
     value: int | float
     metrics: dict
     verdict: str
     seconds: float = 0.0
     method: str = "exact"
+    details: dict = field(default_factory=dict)
 
     @property
     def met(self) -> bool:
@@ -146,7 +149,30 @@ class PlanPoint:
 
     def as_dict(self) -> dict:
         return {"value": self.value, **self.metrics, "met": self.met, "verdict": self.verdict, "method": self.method,
-                "seconds": self.seconds}
+                "seconds": self.seconds, **self.details}
+
+
+@dataclass(frozen=True)
+class QueueShare:
+    """The queue a queue-share plan varies: its values are shares k/``containers`` of the ``grid``, each
+    simulated by the cluster engine to ``rel_precision`` (refined to ``refine_to`` when an interval
+    straddles a bound) with the same ``seed``."""
+
+    name: str
+    containers: int
+    grid: tuple
+    rel_precision: float
+    refine_to: float
+    seed: int
+
+    def guaranteed(self, share: float) -> int:
+        """The containers ``share`` guarantees the queue."""
+        return round(share * self.containers)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "containers": self.containers, "grid": list(self.grid),
+                "simulation": {"engine": "cluster", "confidence": 0.95, "rel_precision": self.rel_precision,
+                               "refine_to": self.refine_to, "seed": self.seed, "common_random_numbers": True}}
 
 
 @dataclass(frozen=True)
@@ -159,7 +185,7 @@ class PlanResult:
     solved and not shown to meet them, missed or undecided (None when the answer is an end of the range);
     ``points``: every value solved, in increasing order; ``monotone``: no
     evidence against monotonicity among them; ``evidence``: what was seen
-    otherwise; ``method``: ``bisection`` or ``exhaustive``.
+    otherwise; ``method``: ``bisection`` or ``exhaustive``; ``model``: the model's name.
     """
 
     path: str
@@ -173,6 +199,9 @@ class PlanResult:
     evidence: tuple
     method: str
     seconds: float = 0.0
+    model: str | None = None
+    #: a queue-share plan: the queue whose share is varied (its values are shares)
+    queue: QueueShare | None = None
     #: ``minimize="cost"``: the cost of every value solved that meets the targets (:mod:`spn.studies.cost`),
     #: the cheapest value, the price and the priced resource (``executor``, ``container``)
     costs: tuple = ()
@@ -198,7 +227,8 @@ class PlanResult:
                     text += " (every solved value misses it)"
         else:
             text = f"{what} {self.path} meeting {targets}: {shown(self.answer)}"
-            notes = []
+            notes = [] if self.queue is None else [
+                f"{self.queue.guaranteed(self.answer)} of {self.queue.containers} containers guaranteed"]
             near = None if self.neighbour is None else self.point(self.neighbour)
             if near is not None:
                 notes.append(f"{shown(near.value)} is undecided, so it may meet it too" if near.verdict == UNDECIDED
@@ -210,7 +240,7 @@ class PlanResult:
                 text += f"; monotone on all {len(self.points)} solved values"
             else:
                 text += (f"; NOT monotone on the solved values, so a {'larger' if self.largest else 'smaller'} "
-                         "value may also meet it (use --exhaustive)")
+                         "value may also meet it" + (" (use --exhaustive)" if self.queue is None else ""))
         estimated = [p for p in self.points if p.method != "exact"]
         if estimated:
             how = " or ".join(sorted({p.method for p in estimated}))
@@ -225,12 +255,15 @@ class PlanResult:
 
     def as_dict(self) -> dict:
         out = {
-            "path": self.path, "range": [self.values[0], self.values[-1]],
+            "model": self.model, "path": self.path, "range": [self.values[0], self.values[-1]],
             "targets": [str(t) for t in self.targets], "want": "largest" if self.largest else "smallest",
             "answer": self.answer, "neighbour": self.neighbour, "method": self.method,
             "monotone": self.monotone, "evidence": list(self.evidence),
             "points": [p.as_dict() for p in self.points], "summary": self.summary(), "seconds": self.seconds,
         }
+        if self.queue is not None:
+            out["queue"] = self.queue.as_dict() | {
+                "answer_containers": None if self.answer is None else self.queue.guaranteed(self.answer)}
         if self.resource is not None:
             out["cost"] = self.cost_dict()
         return out
