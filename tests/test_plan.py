@@ -52,6 +52,10 @@ def test_percentiles_close_to_100_keep_their_own_keys(capsys):
     assert percentiles["99.99999"] < percentiles["99.999991"]
 
 
+def test_a_target_may_name_the_one_class_of_a_model():
+    assert plan(EXAMPLE, "cluster.containers=1..16", ["mapreduce.mean<=14"]).answer == 4     # as mean<=14
+
+
 def test_plan_largest_users_and_unreachable_targets():
     users = plan(EXAMPLE, "workload.users=1..30", ["mean<=20"], largest=True)
     assert users.neighbour == users.answer + 1

@@ -370,6 +370,8 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     if strangers:
         raise ModelError(f"target: {', '.join(strangers)} names a class, but model {name} has one class, "
                          f"{name!r} (leave the prefix out)")
+    # a prefix naming the one class names the model's own metric: "mapreduce.mean" is what solve_point calls "mean"
+    targets = tuple(replace(t, query_class=None) for t in targets)
 
     limits = {name: value for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds))
               if value is not None}
