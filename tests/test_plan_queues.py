@@ -2,7 +2,8 @@
 
 Each share is simulated; a share meets a target only if the whole 95 % interval of the class's
 mean execution time is within it, misses only if the whole interval is outside, and is reported
-undecided otherwise (docs/design.md §5.7).
+undecided otherwise (docs/design.md §5.7). The answer is a plan like any other (a PlanResult):
+its values are the shares, and every point carries every class's R_c with its interval.
 """
 
 import json
@@ -10,20 +11,11 @@ import json
 import pytest
 import yaml
 
-from spn.studies.plan import plan
-from spn.studies.plan_queues import (
-    MET,
-    MISSED,
-    UNDECIDED,
-    Probe,
-    contradictions,
-    plan_queue_share,
-    probe_queues,
-    share_grid,
-)
+from spn.studies.plan import parse_target, plan
+from spn.studies.plan_queues import plan_queue_share, probe_queues, share_grid
+from spn.studies.plan_result import MET, MISSED, UNDECIDED, PlanPoint, monotonicity_evidence
 from spn.cli import main
-from spn.description.model import QueryClass, Queue, Workload
-from spn.simulation.statistics import Estimate
+from spn.description.model import Queue
 
 
 def write_model(tmp_path, containers=4, bi_tasks=(2, 10.0, "deterministic")):
@@ -58,26 +50,33 @@ def obvious(two_queues):
 
 
 def test_the_plan_picks_the_share_that_guarantees_two_containers(obvious):
-    assert obvious.grid == (0.25, 0.5, 0.75)                   # shares k/C, k = 1..C-1
+    assert obvious.queue.grid == obvious.values == (0.25, 0.5, 0.75)      # shares k/C, k = 1..C-1
+    assert obvious.path == "queues.bi.capacity" and obvious.queue.containers == 4
     assert obvious.answer == 0.5 and obvious.neighbour == 0.25 and not obvious.largest
-    assert "smallest share of queue bi meeting dashboard.mean<=15: 0.5 (2 of 4 containers" in obvious.summary()
-    one, two, three = (obvious.probe(s) for s in obvious.grid)
+    assert obvious.summary().startswith("smallest queues.bi.capacity meeting dashboard.mean<=15: 0.5 "
+                                        "(2 of 4 containers guaranteed; 0.25 does not meet it)")
+    one, two, three = (obvious.point(s) for s in obvious.values)
     # one container: the two 10 s tasks run one after the other; two or three: side by side
-    assert one.verdict == MISSED and 20 <= one.classes["dashboard"].ci_low
-    for probe in (two, three):
-        r = probe.classes["dashboard"]
-        assert probe.verdict == MET and 10 <= r.ci_low <= r.ci_high <= 11
+    assert one.verdict == MISSED and 20 <= one.metrics["dashboard.mean_ci_low"]
+    for point in (two, three):
+        m = point.metrics
+        assert point.verdict == MET and 10 <= m["dashboard.mean_ci_low"] <= m["dashboard.mean_ci_high"] <= 11
+    assert [p.details["guaranteed_containers"] for p in obvious.points] == [1, 2, 3]
     # every class's interval is reported, not only the target's
-    assert all(set(p.classes) == {"etl", "dashboard"} for p in obvious.probes)
-    assert not obvious.evidence                       # more share never hurt the dashboard here
+    assert all({"etl.mean", "etl.mean_ci_low", "etl.mean_ci_high", "dashboard.mean"} <= set(p.metrics)
+               for p in obvious.points)
+    assert obvious.monotone and not obvious.evidence      # more share never hurt the dashboard here
 
 
 def test_capacities_sum_to_one_and_maxima_follow_the_capacity(obvious):
-    for probe in obvious.probes:
-        assert sum(c for c, _ in probe.queues.values()) == pytest.approx(1.0, abs=1e-12)
-        assert all(top >= c for c, top in probe.queues.values())
+    for point in obvious.points:
+        capacities, maxima = point.details["capacities"], point.details["max_capacities"]
+        assert sum(capacities.values()) == pytest.approx(1.0, abs=1e-12)
+        assert all(maxima[q] >= c for q, c in capacities.items())
     # at share 0.25 queue etl needs 0.75, under its maximum 0.8; nothing to raise
-    assert obvious.probe(0.25).queues == {"etl": (0.75, 0.8), "bi": (0.25, 1.0)} and not obvious.probe(0.25).notes
+    quarter = obvious.point(0.25).details
+    assert quarter["capacities"] == {"etl": 0.75, "bi": 0.25} and quarter["max_capacities"] == {"etl": 0.8, "bi": 1.0}
+    assert not quarter["notes"]
 
 
 def test_the_other_queues_keep_their_proportions_and_a_low_maximum_is_raised():
@@ -106,47 +105,66 @@ def test_a_straddling_share_is_refined_then_reported_undecided_not_guessed(tmp_p
                                   max_replications=100_000).classes["dashboard"]["mean_execution_time"].value
     result = plan_queue_share(model, "queues.bi.capacity=0.5..0.5", [f"dashboard.mean<={finest!r}"],
                               rel_precision=0.05, refine_to=0.02)
-    (probe,) = result.probes
-    r = probe.classes["dashboard"]
-    assert probe.verdict == UNDECIDED and r.ci_low < finest < r.ci_high
-    assert probe.refinements >= 1 and probe.rel_precision == 0.02      # more replications were tried first
+    (point,) = result.points
+    assert point.verdict == UNDECIDED and not point.met
+    assert point.metrics["dashboard.mean_ci_low"] < finest < point.metrics["dashboard.mean_ci_high"]
+    assert point.details["refinements"] >= 1 and point.details["rel_precision"] == 0.02   # more replications first
     assert result.answer is None
-    assert "is shown to meet" in result.summary() and "Undecided: 0.5 (reported, not guessed)" in result.summary()
+    assert "is shown to meet" in result.summary() and "Undecided: 0.5 (an interval straddles" in result.summary()
 
 
-def test_json_shape(two_queues, capsys):
+def test_json_shape_is_a_plans_with_the_queue_and_every_class(two_queues, capsys):
     code = main(["plan", two_queues, "--vary", "queues.bi.capacity=0.1..0.9", "--target", "dashboard.mean<=15",
                  "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert {"model", "path", "queue", "range", "containers", "grid", "targets", "want", "answer",
-            "answer_containers", "neighbour", "monotone", "evidence", "method", "probes", "summary",
-            "seconds"} <= set(out)
-    assert (out["answer"], out["answer_containers"], out["want"], out["path"]) == (0.5, 2, "smallest",
-                                                                                   "queues.bi.capacity")
-    assert out["method"]["name"] == "simulation" and out["method"]["seed"] == 1
-    probe = out["probes"][0]
-    assert {"share", "guaranteed_containers", "capacities", "max_capacities", "notes", "verdict", "targets",
-            "classes", "replications", "rel_precision", "refinements", "seconds"} <= set(probe)
-    assert set(probe["classes"]["dashboard"]) == {"mean_execution_time", "ci_low", "ci_high", "rel_half_width"}
-    assert probe["targets"] == {"dashboard.mean<=15": probe["verdict"]}
+    # a one-parameter plan's keys, and the queue
+    one = plan("models/mapreduce.yaml", "cluster.containers=1..4", ["mean<=14"]).as_dict()
+    assert set(out) == set(one) | {"queue"}
+    assert (out["answer"], out["neighbour"], out["want"], out["path"], out["range"], out["method"]) == (
+        0.5, 0.25, "smallest", "queues.bi.capacity", [0.25, 0.75], "bisection")
+    assert out["model"] == "share" and out["monotone"] is True and out["evidence"] == []
+    assert out["queue"] == {"name": "bi", "containers": 4, "grid": [0.25, 0.5, 0.75], "answer_containers": 2,
+                            "simulation": {"engine": "cluster", "confidence": 0.95, "rel_precision": 0.01,
+                                           "refine_to": 0.0025, "seed": 1, "common_random_numbers": True}}
+    point = out["points"][0]
+    assert set(point) == {"value", "met", "verdict", "method", "seconds", "guaranteed_containers", "capacities",
+                          "max_capacities", "notes", "replications", "rel_precision", "refinements",
+                          *(f"{c}.mean{end}" for c in ("etl", "dashboard") for end in ("", "_ci_low", "_ci_high"))}
+    assert (point["value"], point["verdict"], point["met"], point["method"]) == (0.25, "missed", False, "simulation")
 
 
 def test_the_same_seed_repeats_the_plan(two_queues, obvious):
     again = plan_queue_share(two_queues, "queues.bi.capacity=0.4..0.6", ["dashboard.mean<=15"])
-    assert again.probes[0].classes == obvious.probe(0.5).classes      # common random numbers
+    assert again.points[0].metrics == obvious.point(0.5).metrics      # common random numbers
+
+
+def point(share, low, high, verdict):
+    """A share whose dashboard R lies in [low, high]."""
+    return PlanPoint(share, {"dashboard.mean": (low + high) / 2, "dashboard.mean_ci_low": low,
+                             "dashboard.mean_ci_high": high}, verdict, method="simulation")
 
 
 def test_probes_that_contradict_the_monotone_assumption_are_reported():
-    classes = {"dashboard": QueryClass("dashboard", Workload(1, 1.0), (), (), queue="bi")}
+    points = (point(0.25, 9.0, 9.5, MET), point(0.5, 12.0, 12.5, MISSED), point(0.75, 9.2, 9.6, MET))
+    evidence = monotonicity_evidence(points, [parse_target("dashboard.mean<=10")], largest=False,
+                                     path="queues.bi.capacity")
+    assert evidence == [
+        "dashboard.mean rises from [9, 9.5] s at queues.bi.capacity=0.25 to [12, 12.5] s at 0.5, "
+        "though it should never rise as queues.bi.capacity grows",
+        "the targets are met at queues.bi.capacity=0.25 but missed at 0.5"]
 
-    def probe(share, low, high, verdict):
-        return Probe(share, 0, {}, (), {"dashboard": Estimate((low + high) / 2, low, high, 0.95, 10)},
-                     {}, verdict, 10, 0.01, 0, 0.0)
-    probes = (probe(0.25, 9.0, 9.5, MET), probe(0.5, 12.0, 12.5, MISSED), probe(0.75, 9.2, 9.6, MET))
-    evidence = contradictions(probes, classes, "bi", largest=False)
-    assert any("R_dashboard rises from [9, 9.5] s at share 0.25 to [12, 12.5] s at 0.5" in e for e in evidence)
-    assert any("met at share 0.25 but missed at 0.5" in e for e in evidence)
+
+def test_only_moves_beyond_the_noise_are_evidence():
+    """Intervals that overlap are noise; a slow drift that no two neighbours show is still found."""
+    target = [parse_target("dashboard.mean<=20")]
+    wobble = (point(0.25, 9.0, 10.0, MET), point(0.5, 9.5, 10.5, MET), point(0.75, 9.0, 10.0, MET))
+    assert monotonicity_evidence(wobble, target, largest=False) == []
+    drift = (point(0.25, 9.0, 10.0, MET), point(0.5, 9.8, 10.8, MET), point(0.75, 10.6, 11.6, MET))
+    (evidence,) = monotonicity_evidence(drift, target, largest=False)
+    assert evidence.startswith("dashboard.mean rises from [9, 10] s at value=0.25 to [10.6, 11.6] s at 0.75")
+    # a class of another queue must not gain from the varied queue's share: its R may rise, never fall
+    assert monotonicity_evidence(drift, target, largest=False, directions={"dashboard.mean": 1}) == []
 
 
 @pytest.mark.parametrize("vary,target,message", [

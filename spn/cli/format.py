@@ -116,40 +116,45 @@ def format_comparison(result: dict) -> str:
 
 
 def format_plan(result) -> str:
-    """``spn plan``: the answer, any evidence against monotonicity, and every value solved."""
-    metrics = list(dict.fromkeys(t.metric for t in result.targets))
-    table = [[result.path, *(f"{m} (s)" for m in metrics), "meets"]]
+    """``spn plan``: the summary, any evidence against monotonicity, and every value solved with its verdict.
+
+    An estimated value shows its interval. A queue-share plan (``result.queue``) also shows each share's
+    guaranteed containers, every class's R_c (the planner sees what the other classes pay, not only the
+    targets'), its replications and its notes.
+    """
+    from spn.studies.plan_result import shown
+
+    queue = result.queue
+    if queue is None:
+        keys = list(dict.fromkeys(t.key for t in result.targets))
+    else:
+        keys = [k for k in result.points[0].metrics if not k.endswith(("_ci_low", "_ci_high"))]
+    table = [[result.path, *([f"{queue.name} containers"] if queue else []), *(f"{k} (s)" for k in keys),
+              *(["replications"] if queue else []), "verdict"]]
+    notes = []
     for p in result.points:
-        mark = "  <- answer" if p.value == result.answer else ""
-        table.append([str(p.value), *(f"{p.metrics[m]:.6g}" for m in metrics), ("yes" if p.met else "no") + mark])
+        cells = [shown(p.value)]
+        if queue:
+            cells.append(str(p.details["guaranteed_containers"]))
+        for k in keys:
+            estimated = f"{k}_ci_low" in p.metrics
+            cells.append(_interval(p.metrics[k], p.metrics[f"{k}_ci_low"], p.metrics[f"{k}_ci_high"], 4)
+                         if estimated else f"{p.metrics[k]:.6g}")
+        if queue:
+            refined = f" (refined to {100 * p.details['rel_precision']:.2g} %)" if p.details["refinements"] else ""
+            cells.append(f"{p.details['replications']:,}{refined}")
+        cells.append(p.verdict + ("  <- answer" if p.value == result.answer else ""))
+        table.append(cells)
+        notes += [f"{result.path}={shown(p.value)}: {note}" for note in p.details.get("notes", ())]
     lines = [result.summary()]
     lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
     lines += _columns(table, right_aligned=len(table[0]) - 1)
-    lines.append(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
-    return "\n".join(lines)
-
-
-def format_queue_plan(result) -> str:
-    """``spn plan --vary queues.NAME.capacity=...``: the answer, evidence, every probe with every class's R_c.
-
-    ``result`` is a :class:`~spn.studies.plan_queues.QueueSharePlan`; undecided probes are marked so,
-    never as met.
-    """
-    table = [["share", f"{result.queue} containers",
-              *(f"R {name} (s) [95% CI]" for name in result.probes[0].classes), "verdict", "replications", "s"]]
-    notes = []
-    for p in result.probes:
-        mark = "  <- answer" if result.answer is not None and abs(p.share - result.answer) < 1e-12 else ""
-        refined = f" (refined to {100 * p.rel_precision:.2g} %)" if p.refinements else ""
-        table.append([f"{p.share:.4g}", f"{p.containers}",
-                      *(_interval(e.value, e.ci_low, e.ci_high, 4) for e in p.classes.values()),
-                      p.verdict + mark, f"{p.replications:,}{refined}", f"{p.seconds:.1f}"])
-        notes += [f"share {p.share:.4g}: {note}" for note in p.notes]
-    lines = [result.summary()]
-    lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
-    lines += _columns(table)
     lines += notes
-    lines.append(f"{len(result.probes)} of {len(result.grid)} shares k/{result.containers} simulated (cluster engine, "
-                 f"95 % intervals to {100 * result.rel_precision:g} %, refined to {100 * result.refine_to:g} % "
-                 f"when straddling; seed {result.seed} at every share) in {result.seconds:.1f} s")
+    if queue is None:
+        lines.append(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
+    else:
+        lines.append(f"{len(result.points)} of {len(queue.grid)} shares k/{queue.containers} simulated "
+                     f"({result.method}; cluster engine, 95 % intervals to {100 * queue.rel_precision:g} %, refined "
+                     f"to {100 * queue.refine_to:g} % when straddling; seed {queue.seed} at every share) "
+                     f"in {result.seconds:.1f} s")
     return "\n".join(lines)

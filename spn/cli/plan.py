@@ -7,7 +7,7 @@ import sys
 
 from spn.studies.plan import MAX_PROBES
 from spn.cli import _args
-from spn.cli.format import format_plan, format_queue_plan
+from spn.cli.format import format_plan
 from spn.exceptions import SpnError
 
 #: worker processes of an embedded Dask cluster: more than a few per CPU only adds memory
@@ -129,22 +129,23 @@ def run_plan(args) -> int:
     if is_queue_share(args.vary):
         if args.plot:
             raise SpnError("--plot draws a plan over one parameter; a queue-share plan prints its probes")
-        return _plan_queue_share(args, targets)
-    _args.check_plot(args)
-    _args.parse_option("--vary", vary_values, args.vary)
-    from spn.studies.cost import COSTED_PATHS
+        result = _plan_queue_share(args, targets)
+    else:
+        _args.check_plot(args)
+        _args.parse_option("--vary", vary_values, args.vary)
+        from spn.studies.cost import COSTED_PATHS
 
-    price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
-    if price is not None and args.minimize != "cost":
-        raise SpnError("--price prices the cheapest configuration: give --minimize cost")
-    simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
-    result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest, probes=args.probes,
-                  exhaustive=args.exhaustive, minimize=args.minimize, price=price, **_args.solver_options(args),
-                  **simulation)
-    if args.plot:
-        from spn.studies.plot import plot_plan
+        price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
+        if price is not None and args.minimize != "cost":
+            raise SpnError("--price prices the cheapest configuration: give --minimize cost")
+        simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
+        result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest,
+                      probes=args.probes, exhaustive=args.exhaustive, minimize=args.minimize, price=price,
+                      **_args.solver_options(args), **simulation)
+        if args.plot:
+            from spn.studies.plot import plot_plan
 
-        plot_plan(result, args.plot, force=args.force)
+            plot_plan(result, args.plot, force=args.force)
     if args.json:
         _args.print_json(result.as_dict())
     else:
@@ -178,13 +179,9 @@ def format_cost(result) -> str:
     return "\n".join(lines)
 
 
-def _plan_queue_share(args, targets) -> int:
+def _plan_queue_share(args, targets):
     """``spn plan --vary queues.NAME.capacity=LO..HI``: the smallest share, each probe simulated."""
-    from spn.studies.plan_queues import (
-        REL_PRECISION,
-        parse_share_vary,
-        plan_queue_share,
-    )
+    from spn.studies.plan_queues import REL_PRECISION, parse_share_vary, plan_queue_share
 
     _args.parse_option("--vary", parse_share_vary, args.vary)
     for flag, given in (("--largest", args.largest), ("--exhaustive", args.exhaustive)):
@@ -194,14 +191,9 @@ def _plan_queue_share(args, targets) -> int:
     precision = args.rel_precision or REL_PRECISION
     if args.refine_to is not None and args.refine_to > precision:
         raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {precision:g}")
-    result = plan_queue_share(
+    return plan_queue_share(
         _args.source(args), args.vary, targets, sets=args.set, seed=args.seed, rel_precision=precision,
         refine_to=args.refine_to, max_seconds=args.max_seconds or 60.0, progress=_args.progress(args))
-    if args.json:
-        _args.print_json(result.as_dict())
-    else:
-        print(format_queue_plan(result))
-    return 0
 
 
 def run_sweep(args) -> int:

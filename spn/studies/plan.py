@@ -11,11 +11,13 @@ assuming it:
 1. solve both ends of the range and ``probes`` evenly spaced interior values;
 2. take the first of those (in increasing order) that meets the targets and
    bisect between it and the evaluated value below it, which does not;
-3. look at every value solved on the way: if a target's metric is not monotone
-   along them, or the targets are met, then missed, then met again, report that
-   evidence. The answer then is still a value that meets the targets while the
-   value just below it does not (both solved), but a smaller one may exist
-   between the solved values: ``exhaustive=True`` solves them all.
+3. look at every value solved on the way: if a target's metric rises significantly
+   as the value grows (both values' intervals apart), or the targets are met at
+   one value and missed at a larger one, report that evidence
+   (:func:`spn.studies.plan_result.monotonicity_evidence`). The answer then is
+   still a value that meets the targets while the value just below it does not
+   (both solved), but a smaller one may exist between the solved values:
+   ``exhaustive=True`` solves them all.
 
 ``largest=True`` asks for the largest value instead (e.g. how many users a
 queue can take).
@@ -33,13 +35,14 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
+from spn.studies.plan_result import PlanPoint, PlanResult, monotonicity_evidence, verdict
 
 __all__ = [
-    "Target", "parse_target", "parse_vary", "vary_values", "PlanResult", "find_boundary", "plan", "solve_point",
+    "Target", "parse_target", "parse_vary", "vary_values", "find_boundary", "plan", "solve_point",
     "model_data", "solved_point", "MAX_POINTS", "MAX_PROBES", "MAX_VALUE", "MAX_COST_VALUES",
 ]
 
@@ -191,118 +194,19 @@ def model_data(model, sets: Sequence[str] = ()) -> dict:
 
 
 # --------------------------------------------------------------------------- the search
-@dataclass(frozen=True)
-class PlanPoint:
-    """A solved value: metrics (an estimated mean adds ``mean_ci_low``/``_high``), met, how (:func:`solve_point`)."""
-
-    value: int
-    metrics: dict
-    met: bool
-    seconds: float = 0.0
-    method: str = "exact"
-
-
-@dataclass(frozen=True)
-class PlanResult:
-    """What :func:`plan` found.
-
-    ``values``: the values searched (a :class:`range` or a tuple); ``answer``: the
-    smallest (``largest=True``: largest) value meeting every
-    target, or None; ``neighbour``: the value just below (above) it, which was
-    solved and does not meet them (None when the answer is an end of the range);
-    ``points``: every value solved, in increasing order; ``monotone``: no
-    evidence against monotonicity among them; ``evidence``: what was seen
-    otherwise; ``method``: ``bisection`` or ``exhaustive``.
-    """
-
-    path: str
-    values: tuple
-    targets: tuple
-    largest: bool
-    answer: int | None
-    neighbour: int | None
-    points: tuple
-    monotone: bool
-    evidence: tuple
-    method: str
-    seconds: float = 0.0
-    #: ``minimize="cost"``: the cost of every value solved that meets the targets (:mod:`spn.studies.cost`),
-    #: the cheapest value, the price and the priced resource (``executor``, ``container``)
-    costs: tuple = ()
-    cheapest: int | None = None
-    price: object = None
-    resource: str | None = None
-
-    def point(self, value) -> PlanPoint | None:
-        return next((p for p in self.points if p.value == value), None)
-
-    def summary(self) -> str:
-        """One or two sentences: the answer and how much to trust it."""
-        what = "largest" if self.largest else "smallest"
-        targets = " and ".join(str(t) for t in self.targets)
-        lo, hi = self.values[0], self.values[-1]
-        if self.answer is None:
-            text = f"no {self.path} in {lo}..{hi} meets {targets}"
-            if self.method != "exhaustive":
-                text += (" (every solved value misses it)" if self.monotone else
-                         " among the solved values; the metric is not monotone, so another value might")
-            return text + "."
-        text = f"{what} {self.path} meeting {targets}: {self.answer}"
-        if self.neighbour is not None:
-            text += f" ({self.neighbour} does not meet it)"
-        if self.method == "exhaustive":
-            text += f"; every value in {lo}..{hi} solved, " + ("monotone" if self.monotone else "NOT monotone")
-        elif self.monotone:
-            text += f"; monotone on all {len(self.points)} solved values"
-        else:
-            text += ("; NOT monotone on the solved values, so a "
-                     f"{'larger' if self.largest else 'smaller'} value may also meet it (use --exhaustive)")
-        estimated = sum(1 for p in self.points if p.method != "exact")
-        text += (f". {estimated} value(s) had too large a chain and were estimated (simulation or job-alone "
-                 f"bounds): one meets a target only if its whole interval does." if estimated else ".")
-        if self.resource is not None and self.cheapest is not None:
-            text += (f" Cheapest meeting {targets}: {self.cheapest} ({self.resource}-hours = {self.resource}s x mean "
-                     f"execution time; every value from {self.answer} to {hi} solved)")
-        return text
-
-    def as_dict(self) -> dict:
-        return {
-            "path": self.path, "range": [self.values[0], self.values[-1]],
-            "targets": [str(t) for t in self.targets], "want": "largest" if self.largest else "smallest",
-            "answer": self.answer, "neighbour": self.neighbour, "method": self.method,
-            "monotone": self.monotone, "evidence": list(self.evidence),
-            "points": [{"value": p.value, **p.metrics, "met": p.met, "method": p.method, "seconds": p.seconds}
-                       for p in self.points],
-            "summary": self.summary(), "seconds": self.seconds,
-            **({} if self.resource is None else {"cost": self.cost_dict()}),
-        }
-
-    def cost_dict(self) -> dict:
-        """``minimize="cost"``: the smallest and the cheapest value meeting the targets, and every met value's cost."""
-        by_value = {c.executors: c for c in self.costs}
-        unit = f"{self.resource}_hours"
-
-        def row(cost):
-            if cost is None:
-                return None
-            out = {"value": cost.executors, "mean_execution_time": cost.seconds, unit: cost.executor_hours}
-            return out | ({} if cost.money is None else {"money": cost.money})
-
-        return {"resource": self.resource, "unit": f"{self.resource}-hours",
-                "price": None if self.price is None else self.price.as_dict(),
-                "smallest": row(by_value.get(self.answer)), "cheapest": row(by_value.get(self.cheapest)),
-                "points": [row(c) for c in self.costs]}
-
-
 def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: Sequence[Target], *,
                   largest: bool = False, probes: int = 3, exhaustive: bool = False,
-                  on_point: Callable | None = None, path: str = "value") -> PlanResult:
+                  on_point: Callable | None = None, path: str = "value",
+                  directions: dict | None = None) -> PlanResult:
     """Smallest (or largest) value whose metrics meet every target; checks monotonicity on the way.
 
     ``solve(value)`` returns ``{metric: seconds}`` for the targets' metrics (their
     :attr:`Target.key`: ``"mean"``, ``"p95"``, ``"dashboard.mean"``...), and for an estimated
     one its interval (``"mean_ci_low"``, ``"mean_ci_high"``): it meets a target only if the
-    whole interval does. See the module docstring for the search.
+    whole interval does (:func:`spn.studies.plan_result.verdict`). It may add ``"method"`` (how the
+    value was solved) and ``"details"`` (kept on the point, :class:`~spn.studies.plan_result.PlanPoint`).
+    ``directions``: the metrics whose monotonicity is checked, as
+    :func:`~spn.studies.plan_result.monotonicity_evidence` takes them. See the module docstring for the search.
 
     >>> r = find_boundary(range(1, 11), lambda v: {"mean": (v - 5) ** 2 + 1.0},
     ...                   [parse_target("mean<=2")], probes=3)
@@ -368,59 +272,18 @@ def find_boundary(values: Sequence[int], solve: Callable[[int], dict], targets: 
             neighbour = values[index(found - 1)]
             at(found - 1)          # the search has solved it already: the answer always comes with its neighbour
     points = tuple(cache[v] for v in sorted(cache))
-    evidence = _monotonicity_evidence(points, targets, largest)
+    evidence = monotonicity_evidence(points, targets, largest, path=path, directions=directions)
     return PlanResult(path, values, targets, largest, answer, neighbour, points, not evidence,
                       tuple(evidence), method, time.perf_counter() - started)
 
 
 def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
-    """``value`` solved by ``solve`` (its metrics and ``method``), judged against ``targets``."""
+    """``value`` solved by ``solve`` (its metrics, ``method`` and ``details``), judged against ``targets``."""
     started = time.perf_counter()
     metrics = dict(solve(value))
     how = metrics.pop("method", "exact")
-    return PlanPoint(value, metrics, _meets(metrics, targets), time.perf_counter() - started, how)
-
-
-def _meets(metrics: dict, targets) -> bool:
-    """Every target met; an estimated metric (with ``METRIC_ci_high``) only if its whole interval is."""
-    return all(t.met(metrics.get(f"{t.key}_ci_high", metrics[t.key])) for t in targets)
-
-
-def _overlap(a: dict, b: dict, metric: str) -> bool:
-    """Two estimated values whose intervals overlap: their difference is noise, not a trend."""
-    (a_low, a_high), (b_low, b_high) = ((m.get(f"{metric}_ci_low", m[metric]), m.get(f"{metric}_ci_high", m[metric]))
-                                        for m in (a, b))
-    return f"{metric}_ci_high" in (a | b) and a_low <= b_high and b_low <= a_high
-
-
-def _monotonicity_evidence(points, targets, largest) -> list[str]:
-    """Where the solved points contradict monotone metrics or a single switch of 'met'."""
-    evidence = []
-    for metric in dict.fromkeys(t.key for t in targets):
-        xs = [p.value for p in points]
-        ys = [p.metrics[metric] for p in points]
-        steps = []
-        for a in range(len(ys) - 1):
-            scale = max(abs(ys[a]), abs(ys[a + 1]), 1e-300)
-            d = ys[a + 1] - ys[a]
-            flat = abs(d) <= 1e-9 * scale or _overlap(points[a].metrics, points[a + 1].metrics, metric)
-            steps.append(0 if flat else (1 if d > 0 else -1))
-        signs = {s for s in steps if s}
-        if len(signs) > 1:
-            for a in range(len(steps) - 1):
-                b = next((c for c in range(a + 1, len(steps)) if steps[c]), None)
-                if steps[a] and b is not None and steps[b] != steps[a]:
-                    evidence.append(f"{metric} {'rises' if steps[a] > 0 else 'falls'} from {xs[a]} to "
-                                    f"{xs[a + 1]} ({ys[a]:.6g} -> {ys[a + 1]:.6g} s) but "
-                                    f"{'rises' if steps[b] > 0 else 'falls'} from {xs[b]} to {xs[b + 1]} "
-                                    f"({ys[b]:.6g} -> {ys[b + 1]:.6g} s)")
-                    break
-    met = [p.met for p in points]
-    switches = sum(1 for a in range(len(met) - 1) if met[a] != met[a + 1])
-    if switches > 1:
-        pattern = ", ".join(f"{p.value}:{'met' if p.met else 'missed'}" for p in points)
-        evidence.append(f"the targets are met, missed and met again along the solved values ({pattern})")
-    return evidence
+    details = metrics.pop("details", {})
+    return PlanPoint(value, metrics, verdict(metrics, targets), time.perf_counter() - started, how, details)
 
 
 def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None) -> dict:
@@ -507,6 +370,8 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     if strangers:
         raise ModelError(f"target: {', '.join(strangers)} names a class, but model {name} has one class, "
                          f"{name!r} (leave the prefix out)")
+    # a prefix naming the one class names the model's own metric: "mapreduce.mean" is what solve_point calls "mean"
+    targets = tuple(replace(t, query_class=None) for t in targets)
 
     limits = {name: value for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds))
               if value is not None}
@@ -527,11 +392,11 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     def show(point):
         if progress:
             metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items())
-            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {'met' if point.met else 'missed'} "
+            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {point.verdict} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
-    result = find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
-                           on_point=show, path=path)
+    result = replace(find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
+                                   on_point=show, path=path), model=name)
     if minimize == "cost":
         result = _cheapest(result, solve, COSTED_PATHS[path], price, show)
     return result
@@ -543,8 +408,6 @@ def _cheapest(result: PlanResult, solve, resource: str, price, show) -> PlanResu
     Cost need not fall or rise with the value (a fixed driver time makes more executors dearer, a stage
     that spills on few makes them cheaper), so every value from the answer up is solved, not bisected.
     """
-    from dataclasses import replace
-
     from spn.studies.cost import cheapest, run_cost
 
     if result.answer is None:
@@ -564,7 +427,7 @@ def _cheapest(result: PlanResult, solve, resource: str, price, show) -> PlanResu
     points = tuple(cache[v] for v in sorted(cache))
     costs = tuple(run_cost(p.value, p.metrics["mean"], price) for p in points if p.met)
     best = cheapest(costs)
-    evidence = tuple(_monotonicity_evidence(points, result.targets, result.largest))
+    evidence = tuple(monotonicity_evidence(points, result.targets, result.largest, path=result.path))
     return replace(result, points=points, evidence=evidence, monotone=not evidence, costs=costs,
                    cheapest=None if best is None else best.executors, price=price, resource=resource,
                    seconds=result.seconds + time.perf_counter() - started)

@@ -13,19 +13,23 @@ and the search must live with noise:
   model. A queue whose capacity would exceed its ``max_capacity`` has the maximum raised to
   the capacity for that probe (a probe note says so): YARN requires max >= capacity, and
   raising the ceiling is the smallest change that keeps the probe a valid configuration.
-- **Decision rule.** A target is met at a probe only if the whole 95 % interval of the
-  class's R_c is within the bound, missed only if the whole interval is outside; an interval
-  straddling the bound sends the probe back for more replications (a finer relative
-  precision, down to ``refine_to``) and, if it still straddles, the probe is *undecided*:
-  reported as such, never counted as met.
+- **Decision rule** (:func:`spn.studies.plan_result.verdict`, as for any estimated value). A target
+  is met at a probe only if the whole 95 % interval of the class's R_c is within the bound, missed
+  only if the whole interval is outside; an interval straddling the bound sends the probe back for
+  more replications (a finer relative precision, down to ``refine_to``) and, if it still straddles,
+  the probe is *undecided*: reported as such, never counted as met.
 - **Search.** :func:`spn.studies.plan.find_boundary`'s bisection over the grid (both ends, then
   halves; no interior probes), assuming more share never hurts the classes of the
   varied queue (so the smallest share meeting a target on one of them is wanted) and never
   helps the classes of the other queues (a target on those asks for the *largest* share of
-  the varied queue). The probes evaluated check that assumption: a class's interval moving
-  the wrong way, or a target met below a share that misses it, is reported as evidence.
+  the varied queue). The probes evaluated check that assumption
+  (:func:`spn.studies.plan_result.monotonicity_evidence`, on every class): a class's interval
+  moving the wrong way, or the targets met at one share and missed at one more helpful, is evidence.
 - **Common random numbers.** Every probe uses the same ``seed``, so replication i of every
   probe draws from the same stream: differences between probes are the share's, not noise's.
+
+The answer is a :class:`~spn.studies.plan_result.PlanResult`, as for one parameter: its values are
+the shares, and its ``queue`` (:class:`~spn.studies.plan_result.QueueShare`) the queue varied.
 
 >>> share_grid(0.3, 0.8, containers=4)
 (0.5, 0.75)
@@ -41,20 +45,18 @@ import math
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 
 from spn.studies.plan import Target, find_boundary, model_data
+from spn.studies.plan_result import UNDECIDED, PlanResult, QueueShare, shown, target_verdict, verdict
 from spn.exceptions import ModelError, SpnError
 
-__all__ = ["is_queue_share", "parse_share_vary", "share_grid", "probe_queues", "Probe", "QueueSharePlan",
-           "plan_queue_share", "contradictions", "REL_PRECISION", "MET", "MISSED", "UNDECIDED"]
+__all__ = ["is_queue_share", "parse_share_vary", "share_grid", "probe_queues", "plan_queue_share", "REL_PRECISION"]
 
 #: relative half-width of the 95 % interval of every class's R_c at a first evaluation
 REL_PRECISION = 0.01
 #: a straddling probe is refined down to this fraction of ``rel_precision`` (16 times the replications)
 REFINE_FACTOR = 0.25
-#: verdicts of a probe
-MET, MISSED, UNDECIDED = "met", "missed", "undecided"
 
 _PATH = re.compile(r"^queues\.(.+)\.capacity$")
 
@@ -118,131 +120,22 @@ def probe_queues(queues, varied: str, share: float) -> tuple[dict, list]:
     return out, notes
 
 
-# --------------------------------------------------------------------------- one probe
-@dataclass(frozen=True)
-class Probe:
-    """One share simulated: every class's R_c interval, the verdict on the targets, how it was reached.
-
-    ``queues``: {name: (capacity, max_capacity)}; ``classes``: {name: Estimate of R_c};
-    ``targets``: {str(target): verdict}; ``rel_precision``: the last one asked of the
-    simulation (finer than the first when the probe was refined ``refinements`` times).
-    """
-
-    share: float
-    containers: int
-    queues: dict
-    notes: tuple
-    classes: dict
-    targets: dict
-    verdict: str
-    replications: int
-    rel_precision: float
-    refinements: int
-    seconds: float
-
-    def as_dict(self) -> dict:
-        return {
-            "share": self.share, "guaranteed_containers": self.containers,
-            "capacities": {q: c for q, (c, _) in self.queues.items()},
-            "max_capacities": {q: m for q, (_, m) in self.queues.items()}, "notes": list(self.notes),
-            "verdict": self.verdict, "targets": dict(self.targets),
-            "classes": {name: {"mean_execution_time": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
-                               "rel_half_width": e.rel_half_width} for name, e in self.classes.items()},
-            "replications": self.replications, "rel_precision": self.rel_precision,
-            "refinements": self.refinements, "seconds": self.seconds,
-        }
-
-
-def _verdict(estimate, target: Target) -> str:
-    """The decision rule: met if the whole interval is within the bound, missed if wholly outside."""
-    if target.met(estimate.ci_high):
-        return MET
-    if not target.met(estimate.ci_low):
-        return MISSED
-    return UNDECIDED
-
-
-def _overall(verdicts) -> str:
-    verdicts = list(verdicts)
-    return MISSED if MISSED in verdicts else UNDECIDED if UNDECIDED in verdicts else MET
-
-
-# --------------------------------------------------------------------------- the answer
-@dataclass(frozen=True)
-class QueueSharePlan:
-    """What :func:`plan_queue_share` found.
-
-    ``answer``: the smallest share (``largest``: the largest) of ``queue`` shown to meet
-    every target, or None; ``neighbour``: the grid share next to it on the other side, which
-    was evaluated and missed or stayed undecided; ``probes``: every share evaluated, in
-    increasing order; ``evidence``: what contradicts the monotone assumption.
-    """
-
-    model: str
-    queue: str
-    range: tuple
-    containers: int
-    grid: tuple
-    targets: tuple
-    largest: bool
-    answer: float | None
-    neighbour: float | None
-    probes: tuple
-    evidence: tuple
-    rel_precision: float
-    refine_to: float
-    seed: int
-    seconds: float
-
-    def probe(self, share) -> Probe | None:
-        return next((p for p in self.probes if abs(p.share - share) < 1e-12), None)
-
-    def summary(self) -> str:
-        """The answer in one or two sentences, with what is undecided and how much to trust it."""
-        what = "largest" if self.largest else "smallest"
-        targets = " and ".join(str(t) for t in self.targets)
-        lo, hi = self.range
-        undecided = [f"{p.share:.4g}" for p in self.probes if p.verdict == UNDECIDED]
-        if self.answer is None:
-            text = f"no share of queue {self.queue} in {lo:g}..{hi:g} is shown to meet {targets}"
-        else:
-            k = round(self.answer * self.containers)
-            text = (f"{what} share of queue {self.queue} meeting {targets}: {self.answer:.4g} "
-                    f"({k} of {self.containers} containers guaranteed)")
-            near = self.probe(self.neighbour) if self.neighbour is not None else None
-            if near is not None:
-                text += (f"; {near.share:.4g} misses it" if near.verdict == MISSED else
-                         f"; {near.share:.4g} is undecided (its interval straddles the bound at "
-                         f"{100 * near.rel_precision:.2g} % precision), so it may meet it too")
-        if undecided:
-            text += f". Undecided: {', '.join(undecided)} (reported, not guessed)"
-        text += (". The probes contradict the assumption that more share never hurts the queue's classes"
-                 if self.evidence else ". The probes agree with the monotone assumption")
-        return text + "."
-
-    def as_dict(self) -> dict:
-        return {
-            "model": self.model, "path": f"queues.{self.queue}.capacity", "queue": self.queue,
-            "range": list(self.range), "containers": self.containers, "grid": list(self.grid),
-            "targets": [str(t) for t in self.targets], "want": "largest" if self.largest else "smallest",
-            "answer": self.answer,
-            "answer_containers": None if self.answer is None else round(self.answer * self.containers),
-            "neighbour": self.neighbour, "monotone": not self.evidence, "evidence": list(self.evidence),
-            "method": {"name": "simulation", "engine": "cluster", "confidence": 0.95,
-                       "rel_precision": self.rel_precision, "refine_to": self.refine_to, "seed": self.seed,
-                       "common_random_numbers": True},
-            "probes": [p.as_dict() for p in self.probes], "summary": self.summary(), "seconds": self.seconds,
-        }
-
-
+# --------------------------------------------------------------------------- the plan
 def plan_queue_share(model, vary: str, targets, *, sets=(), seed: int = 1, rel_precision: float = REL_PRECISION,
                      refine_to: float | None = None, max_seconds: float | None = 60.0,
-                     progress: bool = False) -> QueueSharePlan:
+                     progress: bool = False) -> PlanResult:
     """The smallest share of a queue meeting every target (see the module docstring).
 
     ``targets``: :class:`~spn.studies.plan.Target` (or text) naming classes, means only.
     ``refine_to``: the finest relative precision a straddling probe is refined to (default
-    ``rel_precision / 4``); ``max_seconds`` bounds each simulation.
+    ``rel_precision / 4``); ``max_seconds`` bounds each simulation. The result's values are the
+    shares, its ``queue`` the varied queue; each point's metrics are every class's R_c
+    (``dashboard.mean`` and its interval), its ``details`` the probe's queues and replications.
+
+    >>> r = plan_queue_share("models/two-queues.yaml", "queues.bi.capacity=0.05..0.95",
+    ...                      ["dashboard.mean<=4.9"])                                  # doctest: +SKIP
+    >>> r.answer, r.queue.guaranteed(r.answer)                                         # doctest: +SKIP
+    (0.375, 6)
     """
     from spn.studies.plan import parse_target
     from spn.description import parse_description
@@ -284,42 +177,39 @@ def plan_queue_share(model, vary: str, targets, *, sets=(), seed: int = 1, rel_p
 
     started = time.perf_counter()
     seed = int(seed)
-    probes: dict[int, Probe] = {}
+    path = f"queues.{queue}.capacity"
 
-    def solve(k: int) -> dict:
-        """Probe ``k`` guaranteed containers: every class's R_c and its interval, as the search reads them."""
-        share = k / C
+    def solve(share: float) -> dict:
+        """Simulate ``share``: every class's R_c and its interval, as the search reads them, and the probe's details."""
         layout, notes = probe_queues(queues, queue, share)
         probe_data = copy.deepcopy(data)
         for item, q in zip(probe_data["queues"], queues):   # parsed in list order
             item["capacity"], item["max_capacity"] = layout[q.name]
         try:
             desc = parse_description(probe_data, source=str(model))
-            probe = _simulate_probe(desc, share, k, layout, notes, targets, seed=seed,
-                                    rel_precision=rel_precision, refine_to=refine_to, max_seconds=max_seconds)
+            metrics, how = _simulate(desc, targets, seed=seed, rel_precision=rel_precision, refine_to=refine_to,
+                                     max_seconds=max_seconds)
         except SpnError as error:
-            located = type(error)(f"at queues.{queue}.capacity={share:.4g}: {error}")
+            located = type(error)(f"at {path}={share:.4g}: {error}")
             located.option = error.option
             raise located from None
-        probes[k] = probe
-        if progress:
-            print(f"plan: {queue} share {probe.share:.4g}: {probe.verdict} ({probe.replications} replications, "
-                  f"{probe.seconds:.1f} s)", file=sys.stderr, flush=True)
-        metrics = {"method": "simulation"}
-        for name, r in probe.classes.items():
-            metrics |= {f"{name}.mean": r.value, f"{name}.mean_ci_low": r.ci_low, f"{name}.mean_ci_high": r.ci_high}
-        return metrics
+        details = {"guaranteed_containers": round(share * C), "capacities": {q: c for q, (c, _) in layout.items()},
+                   "max_capacities": {q: m for q, (_, m) in layout.items()}, "notes": notes, **how}
+        return {"method": "simulation", **metrics, "details": details}
 
-    # plan's search over the grid's containers, without interior probes: both ends, then bisection
-    # (an undecided probe is "not shown to meet", so the answer is always a probe that met)
-    search = find_boundary([round(share * C) for share in grid], solve, targets, largest=largest, probes=0)
-    found = tuple(probes[k] for k in sorted(probes))
-    return QueueSharePlan(
-        model=base.name, queue=queue, range=(lo, hi), containers=C, grid=grid, targets=targets,
-        largest=largest, answer=None if search.answer is None else search.answer / C,
-        neighbour=None if search.neighbour is None else search.neighbour / C, probes=found,
-        evidence=tuple(contradictions(found, classes, queue, largest)), rel_precision=rel_precision,
-        refine_to=refine_to, seed=seed, seconds=time.perf_counter() - started)
+    def show(point):
+        if progress:
+            print(f"plan: {path}={shown(point.value)}: {point.verdict} ({point.details['replications']} "
+                  f"replications, {point.seconds:.1f} s)", file=sys.stderr, flush=True)
+
+    # plan's search over the grid, without interior probes: both ends, then bisection (an undecided
+    # probe is "not shown to meet", so the answer is always a probe that met). More share never hurts
+    # the classes of the varied queue and never helps the others': the monotone assumption to check.
+    directions = {f"{c}.mean": -1 if query_class.queue == queue else 1 for c, query_class in classes.items()}
+    result = find_boundary(grid, solve, targets, largest=largest, probes=0, on_point=show, path=path,
+                           directions=directions)
+    return replace(result, model=base.name, queue=QueueShare(queue, C, grid, rel_precision, refine_to, seed),
+                   seconds=time.perf_counter() - started)
 
 
 def _target_problem(target: Target, classes: dict) -> str | None:
@@ -334,56 +224,29 @@ def _target_problem(target: Target, classes: dict) -> str | None:
     return None
 
 
-def _simulate_probe(desc, share, containers, layout, notes, targets, *, seed, rel_precision, refine_to,
-                    max_seconds) -> Probe:
-    """Simulate one probe; refine while a target's interval straddles its bound (see the decision rule)."""
+def _simulate(desc, targets, *, seed, rel_precision, refine_to, max_seconds) -> tuple[dict, dict]:
+    """Simulate one share, refined while a target's interval straddles its bound (the decision rule).
+
+    Returns every class's R_c with its interval (``dashboard.mean``, ``dashboard.mean_ci_low``...) and how
+    it was reached: the replications, the last precision asked (finer than ``rel_precision`` after
+    ``refinements``).
+    """
     from spn.pipeline import Budget, evaluate_description
 
-    started = time.perf_counter()
     precision, refinements = rel_precision, 0
     while True:
         report = evaluate_description(desc, budget=Budget(rel_precision=precision, seed=seed, max_seconds=max_seconds),
                                       method="simulation").report.simulation
-        estimates = {name: c["mean_execution_time"] for name, c in report.classes.items()}
-        verdicts = {str(t): _verdict(estimates[t.query_class], t) for t in targets}
-        verdict = _overall(verdicts.values())
-        if verdict != UNDECIDED or precision <= refine_to * (1 + 1e-9) or not report.precision_met:
+        metrics = {}
+        for name, c in report.classes.items():
+            r = c["mean_execution_time"]
+            metrics |= {f"{name}.mean": r.value, f"{name}.mean_ci_low": r.ci_low, f"{name}.mean_ci_high": r.ci_high}
+        if verdict(metrics, targets) != UNDECIDED or precision <= refine_to * (1 + 1e-9) or not report.precision_met:
             break
         # ask for the precision that would decide the closest straddling target, at least halving it
-        gaps = [abs(estimates[t.query_class].value - t.bound) / abs(estimates[t.query_class].value)
-                for t in targets if verdicts[str(t)] == UNDECIDED and estimates[t.query_class].value]
+        gaps = [abs(metrics[t.key] - t.bound) / abs(metrics[t.key])
+                for t in targets if target_verdict(metrics, t) == UNDECIDED and metrics[t.key]]
         gap = min(gaps, default=0.0) if all(math.isfinite(g) for g in gaps) else 0.0
         precision = max(refine_to, min(precision / 2, 0.8 * gap))
         refinements += 1
-    return Probe(share=share, containers=containers, queues=layout, notes=tuple(notes), classes=estimates,
-                 targets=verdicts, verdict=verdict, replications=report.replications, rel_precision=precision,
-                 refinements=refinements, seconds=time.perf_counter() - started)
-
-
-def contradictions(probes, classes, queue, largest) -> list[str]:
-    """Where the probes contradict "more share never hurts the varied queue's classes (nor helps the others')"."""
-    evidence = []
-    for name, query_class in classes.items():
-        mine = query_class.queue == queue
-        pairs = ((low, high) for a, low in enumerate(probes) for high in probes[a + 1:]
-                 if _significant(low.classes[name], high.classes[name], mine))
-        low, high = next(pairs, (None, None))
-        if low is not None:
-            r1, r2 = low.classes[name], high.classes[name]
-            evidence.append(f"R_{name} {'rises' if mine else 'falls'} from [{r1.ci_low:.4g}, {r1.ci_high:.4g}] s "
-                            f"at share {low.share:.4g} to [{r2.ci_low:.4g}, {r2.ci_high:.4g}] s at "
-                            f"{high.share:.4g}, though {'more' if mine else 'less'} share went to its queue")
-    decided = [p for p in probes if p.verdict != UNDECIDED]
-    if largest:
-        decided = decided[::-1]
-    for a, p in enumerate(decided):
-        later = next((q for q in decided[a + 1:] if q.verdict == MISSED), None)
-        if p.verdict == MET and later is not None:
-            evidence.append(f"the targets are met at share {p.share:.4g} but missed at {later.share:.4g}")
-            break
-    return evidence
-
-
-def _significant(before, after, worse_is_up: bool) -> bool:
-    """``after``'s interval lies wholly on the wrong side of ``before``'s."""
-    return after.ci_low > before.ci_high if worse_is_up else after.ci_high < before.ci_low
+    return metrics, {"replications": report.replications, "rel_precision": precision, "refinements": refinements}
