@@ -4,10 +4,10 @@ explored exactly, and the growth of those counts carried on to the users asked f
 A chain of n users is embedded in the chain of n + 1 (the extra user may think for as long as any
 path takes), so every count explored is a proven lower bound on the chain asked for. The counts grow
 by one law (:func:`_project`): each added user adds states, the increment grows by a ratio, and the
-ratio falls as the containers fill, down to linear growth. On MapReduce and DAG models under fifo,
-fair and gate it lands within a factor of 1.35 of the true count once the chains sampled reach the
-containers' saturation, and within 2-5 times from fewer (``benchmarks/state_estimate.py``); MapReduce
-fifo N = C = 6 (988,702 states) from the counts at 1-5 users: 987,862.
+ratio falls as the containers fill, down to linear growth. On 53 MapReduce and join models under
+fifo, fair and gate (``benchmarks/state_estimate.py``) it lands at 0.92-3.47 times the true count
+from three counts or more (exact once the users sampled pass the containers), 0.75-10 times from two;
+MapReduce fifo N = C = 6 (988,702 states) from the counts at 1-5 users: 987,862.
 
 The estimate is a projection, not a bound (``at_least`` is the bound): it decides whether to explore,
 and is printed with "about" and the counts it came from. While exploring, the watch of
@@ -32,6 +32,8 @@ __all__ = ["StateEstimate", "estimate_states", "SAMPLE_STATES"]
 #: the largest chain of fewer users explored for an estimate (about 1-2 s of the compiled explorer on a
 #: job-identity net); one that passes it ends the sampling, its partial count a lower bound
 SAMPLE_STATES = 200_000
+#: the relative change of the projection, from one count to the next, at which sampling stops
+SETTLED = 0.02
 #: a projection below this many states ends the sampling: exploring the chain itself is as cheap
 CHEAP = 100_000
 
@@ -70,7 +72,7 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
 
     The chains of 1, 2, ... users are explored while each stays under :data:`SAMPLE_STATES` (and
     ``max_states``), within ``max_seconds`` in all; sampling stops early once three counts project
-    fewer than :data:`CHEAP` states.
+    fewer than :data:`CHEAP` states, or the last count moved the projection by less than :data:`SETTLED`.
     """
     from spn.models.jobs import application_net
 
@@ -95,7 +97,7 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
         at_least = states
         if states >= CHEAP / 4:     # smaller chains are mostly start-up, not exploring
             rate = states / (time.perf_counter() - began)
-        if len(counts) >= 3 and _project(counts, users) < CHEAP:
+        if len(counts) >= 3 and (_project(counts, users) < CHEAP or _settled(counts, users)):
             break
     # where the next chain passed the sample's limit, the chain grows at least as fast as that says
     seen = counts + [at_least] if counts and at_least > counts[-1] else counts
@@ -120,6 +122,13 @@ def _count(net, cap: int, seconds: float | None) -> int:
         return explore(net, max_states=cap, max_seconds=seconds, engine=engine).n_states
     except ValueError:      # the compiled explorer gave up on this net
         return explore(net, max_states=cap, max_seconds=seconds).n_states
+
+
+def _settled(counts, users: int) -> bool:
+    """Does one more count no longer move the projection (within :data:`SETTLED`)? Then the growth
+    is known, and a larger chain would cost time for nothing."""
+    before, now = _project(counts[:-1], users), _project(counts, users)
+    return abs(now - before) <= SETTLED * now
 
 
 def _project(counts, users: int) -> float:
