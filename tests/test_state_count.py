@@ -57,6 +57,7 @@ def test_before_the_containers_saturate_the_projection_is_rough_and_says_so():
 
 def test_one_user_or_query_classes_are_not_estimated():
     assert estimate_states(load_description(MAPREDUCE, ["workload.users=1"])) is None
+    assert estimate_states(load_description("models/two-queues.yaml")) is None
 
 
 def test_a_chain_whose_sample_passes_its_limit_keeps_the_partial_count_as_a_lower_bound(monkeypatch):

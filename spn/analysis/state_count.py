@@ -76,9 +76,9 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
     """
     from spn.models.jobs import application_net
 
-    users = desc.workload.users
-    if desc.classes or users < 2:
+    if desc.classes or desc.workload.users < 2:
         return None
+    users = desc.workload.users
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     cap = SAMPLE_STATES if max_states is None else min(SAMPLE_STATES, max_states)

@@ -6,7 +6,9 @@ most exact one that fits.
 method                  applies to                             error
 ======================  =====================================  ===========================================
 ``exact``               Erlang/exponential laws, a chain that  none (the steady-state solver's tolerance)
-                        fits ``max_states`` and the time
+                        fits ``max_states`` (estimated first:
+                        :mod:`spn.analysis.state_count`) and
+                        the time
 ``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
                         phases that never wait for each other
 ``decomposition``       one class under fifo or fair; means    X(k)'s intervals propagated + the model's
