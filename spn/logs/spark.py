@@ -234,9 +234,10 @@ _REDACTED = "*********(redacted)"
 _COUNT_PROPERTIES = ("spark.executor.cores", "spark.executor.instances")
 
 
-#: tasks of the logs kept once read, in all: a report asks its logs a dozen questions;
-#: a log of more tasks is read again each time, so that memory stays that of the log in use
-KEEP_TASKS = 50_000
+#: tasks of the logs kept once read, in all (about 100 bytes each as columns): a report asks its logs a
+#: dozen questions, and reading a log of 200,000 tasks takes 10-20 s; a log of more tasks is read again
+#: each time, so that memory stays that of the log in use
+KEEP_TASKS = 1_000_000
 _kept: dict = {}    # a log's identity (_identity) -> its application and the warnings its reading gave
 _keeping = threading.Lock()     # a sweep's points may read logs in threads of one Dask worker
 
