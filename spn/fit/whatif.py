@@ -519,7 +519,29 @@ def _resample(times: np.ndarray, n: int, *, first_wave: int) -> tuple[np.ndarray
     cold = cold[:n]
     rest = n - cold.size
     levels = (np.arange(rest) + 0.5) / max(rest, 1)
-    return np.concatenate([cold, np.quantile(warm, levels) if rest else warm[:0]]), warming
+    return np.concatenate([cold, quantiles(warm, levels) if rest else warm[:0]]), warming
+
+
+def quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """``np.quantile(values, levels)`` (its linear method, Hyndman and Fan's 7th) from one sort.
+
+    NumPy partitions the values once per level, which took 27 s for a stage of 200,000 tasks; this is
+    NumPy's arithmetic on the sorted values, so the numbers are the same (a test compares them).
+
+    >>> values, levels = np.array([3.0, 1.0, 2.0, 10.0]), np.array([0.0, 0.3, 0.5, 0.99, 1.0])
+    >>> bool(np.array_equal(quantiles(values, levels), np.quantile(values, levels)))
+    True
+    """
+    ordered = np.sort(values)
+    virtual = (ordered.size - 1) * np.asarray(levels, dtype=np.float64)
+    below = np.floor(virtual)
+    gamma = virtual - below
+    low = np.minimum(below.astype(np.intp), ordered.size - 1)
+    high = np.minimum(low + 1, ordered.size - 1)
+    a, b = ordered[low], ordered[high]
+    step = b - a
+    # NumPy's lerp: from the nearer end, so that gamma = 1 gives b exactly
+    return np.where(gamma >= 0.5, b - step * (1 - gamma), a + step * gamma)
 
 
 def _warming(times: np.ndarray) -> str:
