@@ -99,6 +99,8 @@ _FIELDS = (
 #: large to come with the status update (``Finish Time - Getting Result Time``; 0 when it came inline);
 #: ``remote_bytes_to_disk`` is the part of ``remote_bytes`` fetched to disk.
 METRICS = {**{attribute: _UNITS[unit][1] for attribute, _, _, unit in _FIELDS}, "getting_result_s": 1e3}
+#: what reading a field needs: (group, Spark's name, unit, the largest value)
+_READ = tuple((group, key, unit, _UNITS[unit][0]) for _, group, key, unit in _FIELDS)
 
 
 def read_task_metrics(info: Mapping, metrics: Mapping) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
@@ -119,25 +121,21 @@ def read_task_metrics(info: Mapping, metrics: Mapping) -> tuple[tuple[int, ...],
         value = metrics.get(group)
         groups[group] = None if value is None else mapping(value, group)
     values, missing = [], []
-    for _, group, key, unit in _FIELDS:
+    for group, key, unit, high in _READ:     # once per task of a log: kept to plain steps
         source = groups[group]
         if source is None:  # a group Spark 1.x leaves out when the task did not read or write that way
             values.append(0)
-        elif source.get(key) is None:
+            continue
+        value = source.get(key)
+        if value is None:
             values.append(-1)
             missing.append(key)
+        elif type(value) is int and 0 <= value <= high:  # the common case, checked as integer() does, faster
+            values.append(value)
         else:
-            values.append(_number(source[key], key, unit))
+            values.append(integer(value, key, low=0, high=high, what=unit))
     values.append(_getting_result(info, missing))
     return tuple(values), _shared(tuple(missing))
-
-
-def _number(value, key: str, unit: str) -> int:
-    """A checked field, in the log's unit."""
-    high = _UNITS[unit][0]
-    if type(value) is int and 0 <= value <= high:  # the common case, checked the same way, faster
-        return value
-    return integer(value, key, low=0, high=high, what=unit)
 
 
 def _getting_result(info: Mapping, missing: list) -> int:
