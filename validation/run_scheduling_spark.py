@@ -193,7 +193,8 @@ def executor_end(tasks) -> np.ndarray:
     CPU load), when the local backend has already offered the slot again: with it, more than K
     tasks would seem to run at once."""
     run = tasks.metric("run_s")
-    on_executor = (np.nan_to_num(tasks.metric("deserialize_s")) + run) + np.nan_to_num(tasks.metric("result_serialize_s"))
+    deserialize = np.nan_to_num(tasks.metric("deserialize_s"))
+    on_executor = (deserialize + run) + np.nan_to_num(tasks.metric("result_serialize_s"))
     left = np.minimum(tasks.finish_ms, tasks.launch_ms + np.round(1000 * np.nan_to_num(on_executor)).astype(np.int64))
     return np.where(np.isnan(run), tasks.finish_ms, left)
 

@@ -118,8 +118,8 @@ def idle_gaps(app: SparkApplication, start_ms: int | None = None, end_ms: int | 
     tasks = app.tasks
     last = max([e for _, e in spans.values() if e is not None] + [int(tasks.finish_ms.max(initial=0)), first_job])
     end = end_ms if end_ms is not None else (app.end_ms if app.end_ms is not None else last)
-    active = np.concatenate((as_intervals([(s, e if e is not None else end) for s, e in spans.values() if s is not None]),
-                             np.column_stack((tasks.launch_ms, tasks.finish_ms))))
+    jobs = as_intervals([(s, e if e is not None else end) for s, e in spans.values() if s is not None])
+    active = np.concatenate((jobs, np.column_stack((tasks.launch_ms, tasks.finish_ms))))
     merged = union(active).tolist()
     jobs_time = sum(min(b, end) - max(a, start) for a, b in merged if min(b, end) > max(a, start)) / 1000.0
     threshold = max(IDLE_FLOOR_S, IDLE_FRACTION * jobs_time)

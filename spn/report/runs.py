@@ -64,9 +64,9 @@ def run_summary(app, run) -> dict:
     owner = _owners(tasks, held)
     spans = np.column_stack((tasks.launch_ms, tasks.finish_ms))
     executor_seconds = idle_seconds = core_seconds = 0.0
-    for k, (start, end, cores) in enumerate(held.values()):
+    for rows, (start, end, cores) in zip(_rows_of(owner, len(held)), held.values()):
         alive = (end - start) / 1000.0
-        ran = covered_seconds(spans[owner == k], start, end)
+        ran = covered_seconds(spans[rows], start, end)
         executor_seconds += alive
         idle_seconds += alive - ran
         core_seconds += cores * alive
@@ -119,6 +119,13 @@ def _owners(tasks, held: dict) -> np.ndarray:
     return by_code[tasks.executor.astype(np.int64) + 1]
 
 
+def _rows_of(owner: np.ndarray, count: int) -> list[np.ndarray]:
+    """The rows (in log order) whose ``owner`` is 0, 1, ..., ``count - 1``: one sort, not a pass per executor."""
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(count + 1))
+    return [order[bounds[k]:bounds[k + 1]] for k in range(count)]
+
+
 def busy_integral(intervals, edges) -> list[float]:
     """``F(edge)``: the seconds of interval time (ms) before each edge (ms), summed over ``intervals``.
 
@@ -161,7 +168,7 @@ def timeline(app, bins: int = BINS) -> dict:
     owner = _owners(app.tasks, held)
     clipped = np.column_stack((np.maximum(app.tasks.launch_ms, start), np.minimum(app.tasks.finish_ms, end)))
     # an executor is busy while one of its tasks runs: the union of its tasks' intervals (of some length)
-    pieces = [union(clipped[owner == k]) for k in range(len(held))]
+    pieces = [union(clipped[rows]) for rows in _rows_of(owner, len(held))]
     busy = np.concatenate([p[p[:, 1] > p[:, 0]] for p in pieces]) if pieces else []
     alive = [(a, b) for a, b, _ in held.values()]
     tasks = clipped[app.tasks.finish_ms > app.tasks.launch_ms]
