@@ -234,11 +234,11 @@ def sparklens_estimate(app, *, executors: int, cores: int) -> float:
 def _stage_tasks(tasks) -> dict[int, np.ndarray]:
     """``stage -> its attempts' (launch, finish)`` (ms, an ``(n, 2)`` array), in launch order: ties by finish,
     task id, index and attempt, as Sparklens sorts them."""
+    from spn.logs.spark_stages import rows_by_stage
+
     order = np.lexsort((tasks.attempt, tasks.index, tasks.task_id, tasks.finish_ms, tasks.launch_ms, tasks.stage_id))
-    stage_ids = tasks.stage_id[order]
-    spans = np.column_stack((tasks.launch_ms, tasks.finish_ms))[order]
-    starts = np.flatnonzero(np.r_[True, stage_ids[1:] != stage_ids[:-1]])
-    return {int(stage_ids[a]): spans[a:b] for a, b in zip(starts, np.r_[starts[1:], len(order)])}
+    spans = np.column_stack((tasks.launch_ms, tasks.finish_ms))
+    return {int(sid): spans[rows] for sid, rows in rows_by_stage(tasks.stage_id, order)}
 
 
 def _stage_owners(app, tasks) -> dict[int, int]:

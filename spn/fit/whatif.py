@@ -75,7 +75,7 @@ from spn.limits import MAX_COUNT
 from spn.logs.records import Run, StageRecord, duration_floor
 from spn.logs.sizes import format_size, parse_size
 from spn.logs.spark import SparkApplication
-from spn.logs.spark_stages import max_executor_cores, successful_tasks
+from spn.logs.spark_stages import max_executor_cores, successful_tasks, sum_in_order
 from spn.logs.task_profile import TaskParts, task_parts, task_sizes
 from spn.logs.task_table import TaskTable
 
@@ -371,11 +371,6 @@ def _span(tasks: TaskTable) -> float:
     return (int(tasks.finish_ms.max()) - int(tasks.launch_ms.min())) / 1000.0
 
 
-def _in_order(values: np.ndarray) -> float:
-    """``0 + values[0] + values[1] + ...``, left to right, as a Python loop adds (NumPy's ``sum`` adds pairwise)."""
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
-
-
 def _data_per_task(parts: TaskParts, compute: np.ndarray, g: float, label: str, rules: list[str],
                    span: float | None = None) -> np.ndarray:
     """The pilot tasks' ``compute`` when each reads ``g`` times as much: along the stage's fixed + per-byte line
@@ -414,10 +409,10 @@ def _cpu_share(parts: TaskParts, pilot: Setting, target: Setting, n: int, n_new:
     is predicted too fast on fewer busy slots.)
     """
     busy, busy_new = min(pilot.cores, n / pilot.executors), min(target.cores, n_new / target.executors)
-    running = _in_order(parts.compute + parts.shuffle_write)
+    running = sum_in_order(parts.compute + parts.shuffle_write)
     if not (pilot.cpus and target.cpus and busy >= pilot.cpus and running > 0 and not np.isnan(parts.cpu).any()):
         return _sharing(target, n_new) / _sharing(pilot, n), ""
-    measured = _in_order(parts.cpu) / running
+    measured = sum_in_order(parts.cpu) / running
     fallback = _sharing(target, n_new) / _sharing(pilot, n)
     if measured > MAX_CPU_SHARE:
         return fallback, (f"{_NOT_APPLIED}: the tasks' CPU time is {measured:.2f} times their run time, above "
@@ -487,7 +482,7 @@ def _fetch_times(stage, tasks, parts, shuffle, wait, app, pilot: Setting, target
                      + f" ({cross.sum() / 1e6:.3g} MB across {pilot.hosts} host(s) in {span:.4g} s); its tasks' "
                      "fetch wait is carried over as measured" + (f", x {g:.4g} with the data per task" if g != 1 else ""))
         return wait * g, np.zeros(len(parts))
-    bound_share = wait.sum() / max(_in_order(parts.wall), 1e-12)
+    bound_share = wait.sum() / max(sum_in_order(parts.wall), 1e-12)
     how = ("" if bound_share >= 0.2 else
            f" (fetch wait was {100 * bound_share:.0f} % of the pilot's task time: the stage was not network-bound, "
            "so its run is an upper bound on its bandwidth-bound time and the prediction errs slow)")

@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "successful_tasks",
+    "rows_by_stage",
     "exact_sum",
+    "sum_in_order",
     "stage_task_durations",
     "failed_attempt_seconds",
     "stage_task_spans",
@@ -71,12 +73,16 @@ def successful_tasks(app: SparkApplication) -> dict[int, TaskTable]:
     """
     tasks = app.tasks.take(app.tasks.successful)
     order = np.lexsort((tasks.index, tasks.launch_ms, tasks.stage_id))     # a stable sort: ties keep log order
-    return {int(sid): tasks.take(rows) for sid, rows in _stage_groups(tasks.stage_id, order)}
+    return {int(sid): tasks.take(rows) for sid, rows in rows_by_stage(tasks.stage_id, order)}
 
 
-def _stage_groups(stage_ids: np.ndarray, order: np.ndarray | None = None):
+def rows_by_stage(stage_ids: np.ndarray, order: np.ndarray | None = None):
     """``(stage id, its rows)`` for each stage id, ascending: the rows in ``order`` (an ordering of all rows by
-    stage id first; default: log order within a stage)."""
+    stage id first; default: log order within a stage).
+
+    >>> [(int(sid), rows.tolist()) for sid, rows in rows_by_stage(np.array([3, 1, 3, 1, 2]))]
+    [(1, [1, 3]), (2, [4]), (3, [0, 2])]
+    """
     if order is None:
         order = np.argsort(stage_ids, kind="stable")
     ids = stage_ids[order]
@@ -124,27 +130,31 @@ def failed_attempt_seconds(app: SparkApplication) -> dict[int, float]:
     tasks = app.tasks.take(~app.tasks.successful)
     seconds = tasks.duration
     # summed in log order, one attempt after another, as the figure was always added up
-    return {int(sid): _sum_in_order(seconds[rows]) for sid, rows in _stage_groups(tasks.stage_id)}
-
-
-def _sum_in_order(values: np.ndarray) -> float:
-    """``0.0 + values[0] + values[1] + ...``, left to right (NumPy's ``sum`` adds pairwise, which rounds
-    differently): the sum a Python loop gives."""
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
+    return {int(sid): sum_in_order(seconds[rows]) for sid, rows in rows_by_stage(tasks.stage_id)}
 
 
 def stage_task_spans(app: SparkApplication) -> dict[int, tuple[int, int]]:
     """``stage -> (first launch, last finish)`` in ms over all its task attempts (failed ones too)."""
     tasks = app.tasks
     return {int(sid): (int(tasks.launch_ms[rows].min()), int(tasks.finish_ms[rows].max()))
-            for sid, rows in _stage_groups(tasks.stage_id)}
+            for sid, rows in rows_by_stage(tasks.stage_id)}
 
 
 def stage_input_bytes(app: SparkApplication) -> Counter:
     """``stage -> bytes read`` (``Input Metrics``) by its successful task attempts; 0 for the others."""
     tasks = app.tasks.take(app.tasks.successful)
     read = np.maximum(tasks.metrics["input_bytes"], 0)      # unknown (-1) or no metrics: 0
-    return Counter({int(sid): exact_sum(read[rows]) for sid, rows in _stage_groups(tasks.stage_id)})
+    return Counter({int(sid): exact_sum(read[rows]) for sid, rows in rows_by_stage(tasks.stage_id)})
+
+
+def sum_in_order(values: np.ndarray) -> float:
+    """``0 + values[0] + values[1] + ...``, left to right: the sum a Python loop gives (NumPy's ``sum`` adds
+    pairwise, which rounds differently; the figures were always added up one task after another).
+
+    >>> sum_in_order(np.array([0.1, 0.2, 0.3]))
+    0.6000000000000001
+    """
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
 
 
 def exact_sum(values: np.ndarray) -> int:

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from spn.logs.spark import SparkApplication
-from spn.logs.spark_stages import successful_tasks
+from spn.logs.spark_stages import successful_tasks, sum_in_order
 from spn.logs.task_table import TaskTable
 
 __all__ = ["PARTS", "StageProfile", "TaskParts", "stage_profiles", "task_parts", "task_sizes"]
@@ -355,13 +355,8 @@ def _ratio(parts: TaskParts, use: np.ndarray, numerator: str, denominator: tuple
     top = getattr(parts, numerator)
     down = [getattr(parts, k) for k in denominator]
     use = use & ~np.isnan(top) & ~np.any(np.isnan(down), axis=0)
-    bottom = _in_order(sum(down)[use])
-    return float(_in_order(top[use]) / bottom) if bottom > 0 else None
-
-
-def _in_order(values: np.ndarray) -> float:
-    """``0 + values[0] + values[1] + ...``, left to right, as a Python loop adds."""
-    return float(np.cumsum(values)[-1]) if values.size else 0.0
+    bottom = sum_in_order(sum(down)[use])
+    return float(sum_in_order(top[use]) / bottom) if bottom > 0 else None
 
 
 #: what a task read, by the unit :func:`task_sizes` counts it in (the denominators of the per-byte/record costs)

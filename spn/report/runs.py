@@ -29,7 +29,7 @@ import numpy as np
 
 from spn.exceptions import LogFormatError
 from spn.logs.intervals import covered_seconds, union
-from spn.logs.spark_stages import exact_sum
+from spn.logs.spark_stages import exact_sum, sum_in_order
 
 __all__ = ["read_application", "run_summary", "timeline", "stage_table", "busy_integral", "BINS"]
 
@@ -202,9 +202,8 @@ def stage_table(app, slots: int, fitted: dict | None = None) -> list[dict]:
         longest = float(times.max())
         first = submitted.get(sid, int(tasks.launch_ms.min()))
         last = completed.get(sid, int(tasks.finish_ms.max()))
-        # the mean of times added one after another (NumPy's sum adds pairwise, which rounds differently)
         row = {"stage": sid, "job": jobs.get(sid), "tasks": len(tasks), "attempts": attempts[sid],
-               "duration_s": (last - first) / 1000.0, "mean_task_s": float(np.cumsum(times)[-1]) / len(times),
+               "duration_s": (last - first) / 1000.0, "mean_task_s": sum_in_order(times) / len(times),
                "median_task_s": median, "max_task_s": longest, "skew": longest / median if median > 0 else None,
                "tasks_per_slot": len(tasks) / slots, "phase": None, "law": None, "ks_distance": None,
                "ks_p_value": None, "ks_p_at_most": False, "verdict": None}
