@@ -253,8 +253,8 @@ def test_every_log_has_the_stages_and_tasks_of_the_plain_one(spark_logs):
         app = read_spark_log(folder / entry["path"])
         assert app.app_id == entry["app_id"] and app.name == APP_NAME
         assert structure(app) == structure(reference), entry["path"]
-        assert sorted((t.stage_id, t.index) for t in app.tasks) == sorted((t.stage_id, t.index)
-                                                                          for t in reference.tasks)
+        assert sorted(zip(app.tasks.stage_id.tolist(), app.tasks.index.tolist())) == sorted(
+            zip(reference.tasks.stage_id.tolist(), reference.tasks.index.tolist()))
 
 
 @pytest.mark.slow

@@ -134,7 +134,7 @@ def refused_in_process(capsys, status: int, *words: str) -> str:
 
 def test_the_small_logs_are_valid(tmp_path):
     app = read_spark_log(write_spark(tmp_path / "app.json", spark_events()))
-    assert [t.duration for t in app.tasks] == [1.0, 1.2, 0.5]
+    assert app.tasks.duration.tolist() == [1.0, 1.2, 0.5]
     job = read_jhist(write_jhist(tmp_path / "job.jhist", jhist_records()))
     assert job.total_maps == 2 and len(job.attempts) == 3
     assert [s.durations for s in load_runs(tmp_path / "job.jhist").jobs[0].stages] == [(2.0, 2.15), (1.0,)]

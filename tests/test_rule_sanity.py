@@ -19,7 +19,7 @@ from spn.fit.costs import affine_compute_cost
 from spn.fit.whatif import MAX_JVM_CPU_FRACTION, MIN_HOST_BANDWIDTH, what_if_run
 from spn.logs.spark import read_spark_log
 from spn.logs.spark_runs import spark_run, timed_jobs
-from spn.logs.task_profile import PARTS, TaskParts
+from spn.logs.task_profile import TaskParts
 from tests.whatif_logs import pilot_log
 
 DATA = Path(os.environ.get("SPN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -87,8 +87,8 @@ def test_q52s_small_shuffle_is_not_scaled_as_network_bound():
 
 
 def parts_of(sizes, compute):
-    return [TaskParts(wall=float(c), **{**dict.fromkeys(PARTS, 0.0), "compute": float(c)}, input_bytes=int(x))
-            for x, c in zip(sizes, compute)]
+    compute = np.asarray(compute, dtype=float)
+    return TaskParts(wall=compute, compute=compute, input_bytes=np.asarray(sizes).astype(np.int64))
 
 
 def test_a_per_byte_cost_longer_than_the_whole_stage_is_not_a_cost():

@@ -78,9 +78,9 @@ def test_every_log_imports_with_the_counts_it_contains(path):
     assert len(app.jobs) == kinds["SparkListenerJobStart"]
     assert len(app.stages) == len(stage_attempts) == kinds["SparkListenerStageCompleted"]
     assert len(app.tasks) == kinds["SparkListenerTaskEnd"]
-    assert sum(t.successful for t in app.tasks) == reasons["Success"]
-    assert sum(t.failed for t in app.tasks) == reasons["ExceptionFailure"]
-    assert sum(t.killed for t in app.tasks) == reasons["TaskKilled"]
+    assert app.tasks.successful.sum() == reasons["Success"]
+    assert app.tasks.failed.sum() == reasons["ExceptionFailure"]
+    assert app.tasks.killed.sum() == reasons["TaskKilled"]
     assert len(app.executors) == len(
         {e["Executor ID"] for e in events if e["Event"] == "SparkListenerExecutorAdded"}
     )
@@ -116,9 +116,9 @@ def test_chain_dag_and_retried_tasks_of_application_0012():
     assert app.stages[1].parent_ids == (0,)
     assert list(stage_dag(app).edges) == [(0, 1)]
     assert [len(d) for d in stage_task_durations(app).values()] == [10, 10]
-    retried = [t for t in app.tasks if t.attempt > 0]
-    assert len(retried) == 4 and all(t.successful for t in retried)
-    assert sum(t.failed for t in app.tasks) == 4
+    retried = app.tasks.take(app.tasks.attempt > 0)
+    assert len(retried) == 4 and retried.successful.all()
+    assert app.tasks.failed.sum() == 4
     assert set(failed_attempt_seconds(app)) == {0}
 
 
@@ -165,14 +165,14 @@ def test_newest_format_rolling_directory_spark_4_2():
 @needs_data
 def test_speculative_and_killed_attempt_of_application_1317105():
     app = read_spark_log(log("application_1628109047826_1317105.json"))
-    speculative = [t for t in app.tasks if t.speculative]
+    speculative = app.tasks.take(app.tasks.speculative)
     assert len(speculative) == 1
-    assert speculative[0].killed and speculative[0].end_reason == "TaskKilled"
+    assert speculative.killed[0] and speculative.reason_names() == ["TaskKilled"]
     # a killed speculative copy is not a task: 4 tasks, the straggler included
     durations = stage_task_durations(app)[0]
     assert len(durations) == 4
     assert round(min(durations), 1) == 2.2 and round(max(durations), 1) == 63.8
-    assert failed_attempt_seconds(app) == {0: speculative[0].duration}
+    assert failed_attempt_seconds(app) == {0: speculative.duration[0]}
     # dynamic allocation: 10 executors added, 6 removed, one core each
     assert len(app.executors) == 10
     assert sum(e.removed_ms is not None for e in app.executors) == 6

@@ -12,8 +12,11 @@ never copied here; without them those tests are skipped.
 import gzip
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from spn.cli import main
@@ -27,6 +30,14 @@ SPARK_LOGS = (sorted(EVENTS.glob("*.json")) + sorted(EVENTS.glob("eventlog_v2_*"
 LUNDSTROM_LOGS = sorted(LUNDSTROM.glob("*.json.gz")) if LUNDSTROM.is_dir() else []
 needs_events = pytest.mark.skipif(not EVENTS.is_dir(), reason=f"no Spark event logs at {EVENTS}")
 needs_lundstrom = pytest.mark.skipif(not LUNDSTROM.is_dir(), reason=f"no lundstrom logs at {LUNDSTROM}")
+
+
+def part(tasks, k):
+    """Task ``k``'s parts as Python numbers (``None``: unknown), with its notes as a tuple."""
+    parts = task_parts(tasks.take([k]))
+    values = {f.name: getattr(parts, f.name)[0] for f in fields(parts) if f.name not in ("measured", "notes")}
+    return SimpleNamespace(**{name: None if np.isnan(v) else float(v) for name, v in values.items()},
+                           notes=tuple(parts.notes))
 
 
 def raw_task_ends(path: Path) -> list[dict]:
@@ -50,15 +61,14 @@ def raw_task_ends(path: Path) -> list[dict]:
 @pytest.mark.parametrize("path", SPARK_LOGS + LUNDSTROM_LOGS, ids=lambda p: p.name)
 def test_every_successful_task_of_every_real_log_is_its_parts(path):
     app = read_spark_log(path)
-    successful = [t for t in app.tasks if t.successful]
-    assert successful
-    for task in successful:
-        parts = task_parts(task)
-        values = [getattr(parts, name) for name in PARTS]
-        assert min(values) >= 0, (task, parts)
-        assert abs(sum(values) - task.duration) <= 1e-9, (task, parts)
-        assert parts.wall == task.duration
-        assert parts.notes == ()  # every real log has the metrics the parts need, and no overlap past a tick
+    successful = app.tasks.take(app.tasks.successful)
+    assert len(successful)
+    parts = task_parts(successful)
+    values = np.array([getattr(parts, name) for name in PARTS])
+    assert values.min() >= 0
+    assert np.abs(values.sum(axis=0) - successful.duration).max() <= 1e-9
+    assert np.array_equal(parts.wall, successful.duration)
+    assert parts.notes == {}  # every real log has the metrics the parts need, and no overlap past a tick
     profiles = stage_profiles(app)
     assert sum(p.tasks for p in profiles) == len(successful)
     for profile in profiles:
@@ -70,11 +80,13 @@ def test_the_metrics_are_the_logs_numbers_in_si_units(path):
     ends = raw_task_ends(path)
     tasks = read_spark_log(path).tasks
     assert len(tasks) == len(ends)
-    for task, end in zip(tasks, ends):
-        raw, m = end.get("Task Metrics"), task.metrics
+    columns = {name: tasks.metric(name) for name in tasks.metrics}
+    for k, end in enumerate(ends):
+        raw = end.get("Task Metrics")
         if raw is None:
-            assert m is None
+            assert not tasks.has_metrics[k] and all(np.isnan(c[k]) for c in columns.values())
             continue
+        m = Metrics(tasks, columns, k)
         assert m.run_s * 1000 == pytest.approx(raw["Executor Run Time"])
         assert m.deserialize_s * 1000 == pytest.approx(raw["Executor Deserialize Time"])
         assert m.gc_s * 1000 == pytest.approx(raw["JVM GC Time"])
@@ -90,6 +102,20 @@ def test_the_metrics_are_the_logs_numbers_in_si_units(path):
             assert m.cpu_s is None and "Executor CPU Time" in m.missing
 
 
+class Metrics:
+    """Task ``k``'s metrics in SI units, ``None`` where unknown, and the names of those its log lacks."""
+
+    def __init__(self, tasks, columns, k):
+        self.__dict__.update({name: None if np.isnan(c[k]) else float(c[k]) for name, c in columns.items()})
+        self.missing = tasks.missing_names[tasks.missing[k]] if tasks.missing[k] >= 0 else ()
+
+
+def each_metrics(tasks):
+    """:class:`Metrics` of every task of ``tasks``."""
+    columns = {name: tasks.metric(name) for name in tasks.metrics}
+    return [Metrics(tasks, columns, k) for k in range(len(tasks))]
+
+
 # --------------------------------------------------------------------------
 # What each Spark version lacks
 # --------------------------------------------------------------------------
@@ -99,10 +125,10 @@ def test_the_metrics_are_the_logs_numbers_in_si_units(path):
 def test_spark_1_2_has_no_cpu_no_records_no_local_bytes_and_says_so():
     app = read_spark_log(EVENTS / "local-1422981780767.json")
     assert app.spark_version is None
-    shuffled = [t for t in app.tasks if t.metrics.remote_blocks or t.metrics.local_blocks]
-    assert shuffled and all(t.metrics.local_bytes is None and t.metrics.shuffle_read_records is None
-                            for t in shuffled)
-    assert all(t.metrics.cpu_s is None for t in app.tasks)
+    every = each_metrics(app.tasks)
+    shuffled = [m for m in every if m.remote_blocks or m.local_blocks]
+    assert shuffled and all(m.local_bytes is None and m.shuffle_read_records is None for m in shuffled)
+    assert all(m.cpu_s is None for m in every)
     profiles = {p.stage_id: p for p in stage_profiles(app)}
     notes = [note for p in profiles.values() for note in p.notes]
     assert "this log has no Executor CPU Time: cpu unknown" in notes
@@ -118,12 +144,13 @@ def test_spark_1_6_leaves_out_the_groups_a_task_did_not_use_which_is_zero_not_un
     ends = raw_task_ends(path)
     app = read_spark_log(path)
     assert app.spark_version == "1.6.2"
-    no_read = [t for t, e in zip(app.tasks, ends) if "Shuffle Read Metrics" not in e["Task Metrics"]]
+    every = each_metrics(app.tasks)
+    no_read = [m for m, e in zip(every, ends) if "Shuffle Read Metrics" not in e["Task Metrics"]]
     assert no_read
-    for task in no_read:
-        assert (task.metrics.remote_bytes, task.metrics.local_bytes, task.metrics.fetch_wait_s) == (0, 0, 0.0)
-        assert "Remote Bytes Read" not in task.metrics.missing
-    assert all(t.metrics.cpu_s is None for t in app.tasks)
+    for m in no_read:
+        assert (m.remote_bytes, m.local_bytes, m.fetch_wait_s) == (0, 0, 0.0)
+        assert "Remote Bytes Read" not in m.missing
+    assert all(m.cpu_s is None for m in every)
     assert all("Spark 1.6.2 logs have no Executor CPU Time: cpu unknown" in p.notes for p in stage_profiles(app))
 
 
@@ -131,7 +158,7 @@ def test_spark_1_6_leaves_out_the_groups_a_task_did_not_use_which_is_zero_not_un
 def test_spark_2_1_and_later_have_cpu_time():
     for name in ("app-20161116163331-0000.json", "application_1628109047826_1317105.json"):
         app = read_spark_log(EVENTS / name)
-        assert all(t.metrics.cpu_s is not None and "Executor CPU Time" not in t.metrics.missing for t in app.tasks)
+        assert all(m.cpu_s is not None and "Executor CPU Time" not in m.missing for m in each_metrics(app.tasks))
         assert all(p.mean["cpu"] is not None for p in stage_profiles(app))
 
 
@@ -218,7 +245,7 @@ def known_costs_log(path: Path) -> Path:
 
 def test_known_costs_give_known_parts(tmp_path):
     app = read_spark_log(known_costs_log(tmp_path / "known.json"))
-    parts = [task_parts(t) for t in app.tasks[:3]]
+    parts = [part(app.tasks, k) for k in range(3)]
     for k, p in enumerate(parts, start=1):
         assert p.scheduler_delay == pytest.approx(0.007)
         assert p.deserialize == pytest.approx(0.040)
@@ -270,14 +297,14 @@ def test_a_cost_with_a_zero_denominator_is_none(tmp_path):
 def test_a_task_without_task_metrics_is_all_compute_with_a_note(tmp_path):
     path = write_log(tmp_path / "bare.json", [task_end(0, 0, 1500, None), task_end(1, 0, 1100, metrics())])
     app = read_spark_log(path)
-    assert app.tasks[0].metrics is None
-    bare = task_parts(app.tasks[0])
+    assert not app.tasks.has_metrics[0]
+    bare = part(app.tasks, 0)
     assert (bare.compute, bare.scheduler_delay, bare.fetch_wait, bare.cpu, bare.input_bytes) == (1.5, 0, 0, None, None)
     assert bare.notes == (NO_METRICS,)
     (stage,) = stage_profiles(app)
     assert f"1 of 2 tasks: {NO_METRICS}" in stage.notes
     assert stage.mean_input_bytes == 1_000_000  # over the task that says
-    assert stage.compute_per_byte == pytest.approx(task_parts(app.tasks[1]).compute / 1_300_000)  # measured only
+    assert stage.compute_per_byte == pytest.approx(part(app.tasks, 1).compute / 1_300_000)  # measured only
 
 
 def test_task_metrics_without_run_time_or_deserialize_time(tmp_path):
@@ -285,11 +312,11 @@ def test_task_metrics_without_run_time_or_deserialize_time(tmp_path):
     del no_run["Executor Run Time"], no_deserialize["Executor Deserialize Time"]
     app = read_spark_log(write_log(tmp_path / "partial.json",
                                    [task_end(0, 0, 1200, no_run), task_end(1, 0, 1200, no_deserialize)]))
-    first, second = (task_parts(t) for t in app.tasks)
+    first, second = (part(app.tasks, k) for k in range(2))
     assert first.compute == 1.2 and first.notes == (NO_RUN_TIME,) and first.remote_bytes == 200_000
     assert second.deserialize == 0 and second.scheduler_delay == pytest.approx(1.2 - 1.0 - 0.003)
     assert second.notes == ("no Executor Deserialize Time: taken as 0 (in the scheduler delay)",)
-    assert app.tasks[1].metrics.missing == ("Executor Deserialize Time",)
+    assert app.tasks.missing_names[app.tasks.missing[1]] == ("Executor Deserialize Time",)
 
 
 def test_a_log_without_cpu_time_says_cpu_unknown(tmp_path):
@@ -311,7 +338,7 @@ def test_a_spark_1_2_style_log_reads_with_notes(tmp_path):
     mapper["Input Metrics"] = {"Data Read Method": "Hadoop", "Bytes Read": 5000}
     app = read_spark_log(write_log(tmp_path / "old.json", [task_end(0, 0, 600, old), task_end(1, 0, 560, mapper)],
                                    version=None))
-    reduce, map_ = (task_parts(t) for t in app.tasks)
+    reduce, map_ = (part(app.tasks, k) for k in range(2))
     assert (reduce.fetch_wait, reduce.shuffle_write, reduce.compute) == (0.004, 0.002, pytest.approx(0.537))
     assert reduce.local_bytes is None and reduce.input_bytes == 0 and reduce.output_bytes == 0
     assert map_.local_bytes == 0 and map_.input_bytes == 5000 and map_.input_records is None
@@ -326,7 +353,7 @@ def test_executor_times_past_the_wall_time_come_out_of_run(tmp_path, excess_ms, 
     # deserialize 40 + run 1000 + serialize 3 = 1043 ms, in a task whose wall time is shorter
     wall = 1043 - excess_ms
     app = read_spark_log(write_log(tmp_path / "overlap.json", [task_end(0, 0, wall, metrics())]))
-    parts = task_parts(app.tasks[0])
+    parts = part(app.tasks, 0)
     values = [getattr(parts, name) for name in PARTS]
     assert min(values) >= 0 and abs(sum(values) - wall / 1000) <= 1e-9
     assert parts.scheduler_delay == 0
@@ -339,7 +366,7 @@ def test_executor_times_past_the_wall_time_come_out_of_run(tmp_path, excess_ms, 
 def test_fetch_wait_longer_than_the_run_is_cut_to_it(tmp_path):
     app = read_spark_log(write_log(tmp_path / "wait.json",
                                    [task_end(0, 0, 1100, metrics(run=500, fetch_wait=800, write_ns=10**8))]))
-    parts = task_parts(app.tasks[0])
+    parts = part(app.tasks, 0)
     assert (parts.fetch_wait, parts.shuffle_write, parts.compute) == (0.5, 0, 0)
     assert parts.notes == (SHUFFLE_OVER_RUN,)
     assert sum(getattr(parts, name) for name in PARTS) == pytest.approx(1.1, abs=1e-9)

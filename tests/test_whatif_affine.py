@@ -35,7 +35,7 @@ from spn.fit.whatif import what_if_run
 from spn.logs.spark import read_spark_log
 from spn.logs.spark_runs import spark_run, timed_jobs
 from spn.logs.spark_stages import successful_tasks
-from spn.logs.task_profile import PARTS, TaskParts, task_parts, task_sizes
+from spn.logs.task_profile import TaskParts, task_parts, task_sizes
 from tests.whatif_logs import (
     DESERIALIZE_MS,
     FETCH_WAIT_MS,
@@ -57,10 +57,10 @@ SIZES_MB = list(range(50, 250, 10))
 
 def parts_of(sizes, computes, unit="bytes"):
     """Measured task parts with the given sizes (bytes read, or records) and computes (s)."""
-    zero = dict.fromkeys(PARTS, 0.0)
     field = {"bytes": "input_bytes", "records": "input_records"}[unit]
-    return [TaskParts(wall=c + 0.1, **{**zero, "compute": float(c), "deserialize": 0.1}, **{field: int(x)})
-            for x, c in zip(sizes, computes)]
+    computes = np.asarray(computes, dtype=float)
+    return TaskParts(wall=computes + 0.1, compute=computes, deserialize=np.full(computes.shape, 0.1),
+                     **{field: np.asarray(sizes).astype(np.int64)})
 
 
 def shuffle_log(path, stages, *, partitions=4):
@@ -184,7 +184,7 @@ def test_a_stage_without_a_credible_line_falls_back_to_proportional(case, sizes,
 
 
 def test_no_bytes_and_no_records_fall_back():
-    cost = affine_compute_cost([TaskParts(wall=1.0, **dict.fromkeys(PARTS, 0.0))] * 12)
+    cost = affine_compute_cost(TaskParts(wall=np.ones(12)))
     assert not cost.accepted and cost.unit is None and "no bytes or records" in cost.reason
 
 
@@ -322,7 +322,7 @@ needs_lundstrom = pytest.mark.skipif(not (Q52 and Q26_E3), reason=f"no lundstrom
 
 
 def stage_parts(path, stage_id):
-    return [task_parts(t) for t in successful_tasks(read_spark_log(path))[stage_id]]
+    return task_parts(successful_tasks(read_spark_log(path))[stage_id])
 
 
 @needs_lundstrom
@@ -346,7 +346,7 @@ def test_q52_fitted_on_its_smaller_tasks_predicts_its_larger_ones_far_better_tha
     for path in Q52:
         parts = stage_parts(path, 3)
         sizes, _ = task_sizes(parts)
-        compute = np.array([p.compute for p in parts])
+        compute = parts.compute
         order = np.argsort(sizes, kind="stable")
         small, large = order[:100], order[100:]
         g = sizes[large].mean() / sizes[small].mean()

@@ -143,20 +143,26 @@ def shuffle_evidence(data: Path) -> list[str]:
         app = read_spark_log(path)
         executors = Counter(e.host for e in app.executors if e.executor_id != "driver")
         total = sum(executors.values())
-        stage, tasks = max(successful_tasks(app).items(), key=lambda kv: sum(t.shuffle_read_bytes for t in kv[1]))
-        parts = [task_parts(t) for t in tasks]
-        remote = sum(p.remote_bytes or 0 for p in parts)
-        read = remote + sum(p.local_bytes or 0 for p in parts)
-        cross = sum(t.shuffle_read_bytes * (1 - executors[t.host] / total) for t in tasks)
-        span = (max(t.finish_ms for t in tasks) - min(t.launch_ms for t in tasks)) / 1000
-        times = [p.wall for _, p in sorted(zip(tasks, parts), key=lambda tp: tp[0].launch_ms)]
+        stage, tasks = max(successful_tasks(app).items(), key=lambda kv: np.nansum(shuffle_read(kv[1])))
+        parts = task_parts(tasks)
+        remote = np.nansum(parts.remote_bytes)
+        read = remote + np.nansum(parts.local_bytes)
+        on_host = np.array([executors[host] for host in (None, *tasks.hosts)])[tasks.host.astype(np.int64) + 1]
+        cross = np.sum(np.nan_to_num(shuffle_read(tasks)) * (1 - on_host / total))
+        span = (int(tasks.finish_ms.max()) - int(tasks.launch_ms.min())) / 1000
+        times = parts.wall      # in launch order
         in_order, shuffled = order_effect(times, total * CORES_PER_EXECUTOR)  # as spn fit replays a stage
         lines.append(f"| {path.name.split('_application')[0]} {path.name.split('_')[-1][:4]} | {total} on "
-                     f"{len(executors)} | {stage}: {len(tasks)} | {np.mean([p.wall for p in parts]):.1f} | "
-                     f"{np.mean([p.fetch_wait for p in parts]):.1f} | {np.mean([p.compute for p in parts]):.1f} | "
+                     f"{len(executors)} | {stage}: {len(tasks)} | {np.mean(parts.wall):.1f} | "
+                     f"{np.mean(parts.fetch_wait):.1f} | {np.mean(parts.compute):.1f} | "
                      f"{remote / read:.3f} | {cross / 1e6 / span / len(executors):.1f} | {span:.1f} | "
                      f"{in_order:.1f} | {shuffled:.1f} |")
     return lines
+
+
+def shuffle_read(tasks) -> np.ndarray:
+    """The shuffle bytes each task read, remote and local (a part the log does not give counts 0)."""
+    return np.nan_to_num(tasks.metric("remote_bytes")) + np.nan_to_num(tasks.metric("local_bytes"))
 
 
 def error(predicted: float | None, measured: float) -> float | None:

@@ -185,17 +185,18 @@ def run_series(sc, mode: str, shape: lib.Shape, index: int, users, windows, warm
 # --------------------------------------------------------------------------
 
 
-def executor_end(t) -> int:
-    """When a task left its slot (ms): launch + deserialize + run + result serialisation on the executor.
+def executor_end(tasks) -> np.ndarray:
+    """When each task of ``tasks`` (a :class:`~spn.logs.task_table.TaskTable`) left its slot (ms): launch +
+    deserialize + run + result serialisation on the executor.
 
     The event log's Finish Time comes later (the driver's result handling, ~10-30 ms, more under
     CPU load), when the local backend has already offered the slot again: with it, more than K
     tasks would seem to run at once."""
-    m = t.metrics
-    if m is None or m.run_s is None:
-        return t.finish_ms
-    on_executor = (m.deserialize_s or 0) + m.run_s + (m.result_serialize_s or 0)
-    return min(t.finish_ms, t.launch_ms + round(1000 * on_executor))
+    run = tasks.metric("run_s")
+    deserialize = np.nan_to_num(tasks.metric("deserialize_s"))
+    on_executor = (deserialize + run) + np.nan_to_num(tasks.metric("result_serialize_s"))
+    left = np.minimum(tasks.finish_ms, tasks.launch_ms + np.round(1000 * np.nan_to_num(on_executor)).astype(np.int64))
+    return np.where(np.isnan(run), tasks.finish_ms, left)
 
 
 def job_tasks(app, shape: lib.Shape, record: dict, spark_job) -> dict:
@@ -208,7 +209,9 @@ def job_tasks(app, shape: lib.Shape, record: dict, spark_job) -> dict:
         if stage is None:
             continue
         name = by_key[(not stage.parent_ids, stage.num_tasks)]
-        out[name] = [(t.launch_ms, executor_end(t), record["draws"][name][t.index]) for t in app.tasks_by_stage[sid]]
+        tasks = app.tasks_by_stage[sid]
+        out[name] = [(launch, end, record["draws"][name][index]) for launch, end, index in
+                     zip(tasks.launch_ms.tolist(), executor_end(tasks).tolist(), tasks.index.tolist())]
     missing = {p.name for p in shape.phases} - set(out)
     if missing:
         raise SystemExit(f"job {record['desc']}: no stages for {sorted(missing)} in the event log")
@@ -223,10 +226,8 @@ def read_events(events: Path) -> SimpleNamespace:
     if len(logs) != 1:
         raise SystemExit(f"expected one event log in {events}, found {logs}")
     app = read_spark_log(logs[0])
-    tasks_by_stage = {}
-    for t in app.tasks:
-        if t.successful:
-            tasks_by_stage.setdefault(t.stage_id, []).append(t)
+    done = app.tasks.take(app.tasks.successful)
+    tasks_by_stage = {sid: done.take(done.stage_id == sid) for sid in np.unique(done.stage_id).tolist()}
     return SimpleNamespace(stage_by_id={s.stage_id: s for s in app.stages}, tasks_by_stage=tasks_by_stage,
                            jobs={j.properties.get("spark.job.description"): j for j in app.jobs})
 

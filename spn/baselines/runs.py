@@ -89,11 +89,12 @@ def stage_groups(app) -> tuple[StageGroup, ...]:
     cores. Stages are ordered by submission time (their first task's launch
     when the log has no submission time); their attempts count as one stage.
     """
-    launched, finished, partitions, submitted, completed = {}, {}, {}, {}, {}
-    for task in app.tasks:
-        sid = task.stage_id
-        launched[sid] = min(launched.get(sid, task.launch_ms), task.launch_ms)
-        finished[sid] = max(finished.get(sid, task.finish_ms), task.finish_ms)
+    from spn.logs.spark_stages import stage_task_spans
+
+    spans = stage_task_spans(app)
+    launched = {sid: first for sid, (first, _) in spans.items()}
+    finished = {sid: last for sid, (_, last) in spans.items()}
+    partitions, submitted, completed = {}, {}, {}
     for stage in app.stages:
         sid = stage.stage_id
         if sid not in launched:  # a stage without a task attempt did no work

@@ -38,6 +38,8 @@ from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from spn.exceptions import ModelError
 from spn.logs.intervals import covered_seconds
 
@@ -192,14 +194,9 @@ def sparklens_profile(app) -> SparklensProfile:
     if app.start_ms is None or app.end_ms is None or app.end_ms <= app.start_ms:
         raise ModelError(f"{app.path}: Sparklens needs the application's span (ApplicationStart and "
                          "ApplicationEnd)")
-    if not app.tasks:
+    if not len(app.tasks):
         raise ModelError(f"{app.path}: Sparklens replays tasks, and the log has none")
-    tasks = defaultdict(list)  # stage -> (launch, finish, task id, index, attempt)
-    for t in app.tasks:
-        tasks[t.stage_id].append((t.launch_ms, t.finish_ms, -1 if t.task_id is None else t.task_id, t.index,
-                                  t.attempt))
-    for stage_tasks in tasks.values():
-        stage_tasks.sort()
+    tasks = _stage_tasks(app.tasks)
     owner = _stage_owners(app, tasks)
     jobs = _job_windows(app, tasks, owner)
     sets = _overlapping(jobs)
@@ -207,13 +204,13 @@ def sparklens_profile(app) -> SparklensProfile:
     result = []
     for members in sets:
         stage_ids = sorted(s for j in members for s in jobs[j][2])
-        intervals = [(a, b) for s in stage_ids for a, b, *_ in tasks[s]]
+        intervals = np.concatenate([tasks[s] for s in stage_ids])
         parents = _parents(app, members, jobs, stage_ids)
-        stages = tuple(ReplayStage(s, tuple((b - a) / 1000.0 for a, b, *_ in tasks[s]), parents[s])
+        stages = tuple(ReplayStage(s, tuple(((tasks[s][:, 1] - tasks[s][:, 0]) / 1000.0).tolist()), parents[s])
                        for s in stage_ids)
         job_ids = tuple(sorted(j for j in members if j >= 0))
         result.append(ReplayJobs(job_ids, stages, covered_seconds(intervals, *span)))
-    busy = covered_seconds([(a, b) for stage_tasks in tasks.values() for a, b, *_ in stage_tasks], *span)
+    busy = covered_seconds(np.column_stack((app.tasks.launch_ms, app.tasks.finish_ms)), *span)
     span_seconds = (app.end_ms - app.start_ms) / 1000.0
     return SparklensProfile(span_seconds, span_seconds - busy, _slots(app), tuple(result), str(app.path))
 
@@ -232,6 +229,16 @@ def sparklens_estimate(app, *, executors: int, cores: int) -> float:
     1098.4
     """
     return sparklens_replay(app, executors=executors, cores=cores).seconds
+
+
+def _stage_tasks(tasks) -> dict[int, np.ndarray]:
+    """``stage -> its attempts' (launch, finish)`` (ms, an ``(n, 2)`` array), in launch order: ties by finish,
+    task id, index and attempt, as Sparklens sorts them."""
+    from spn.logs.spark_stages import rows_by_stage
+
+    order = np.lexsort((tasks.attempt, tasks.index, tasks.task_id, tasks.finish_ms, tasks.launch_ms, tasks.stage_id))
+    spans = np.column_stack((tasks.launch_ms, tasks.finish_ms))
+    return {int(sid): spans[rows] for sid, rows in rows_by_stage(tasks.stage_id, order)}
 
 
 def _stage_owners(app, tasks) -> dict[int, int]:
@@ -254,8 +261,8 @@ def _job_windows(app, tasks, owner) -> dict[int, tuple[int, int, list[int]]]:
     declared = {job.job_id: job for job in app.jobs}
     windows = {}
     for job_id, stage_ids in own.items():
-        first = min(tasks[s][0][0] for s in stage_ids)
-        last = max(b for s in stage_ids for _, b, *_ in tasks[s])
+        first = min(int(tasks[s][0, 0]) for s in stage_ids)
+        last = max(int(tasks[s][:, 1].max()) for s in stage_ids)
         job = declared.get(job_id)
         start = job.submission_ms if job is not None and job.submission_ms is not None else first
         end = job.completion_ms if job is not None and job.completion_ms is not None else last

@@ -49,10 +49,9 @@ proportional rule, ``g = 1`` keeps every task, and a task on the line computes
 ``a + b g x`` exactly.
 
 >>> import numpy as np
->>> from spn.logs.task_profile import PARTS, TaskParts
+>>> from spn.logs.task_profile import TaskParts
 >>> sizes = np.linspace(50e6, 150e6, 12)                     # bytes read: CV 0.32
->>> parts = [TaskParts(wall=2.0, **{**dict.fromkeys(PARTS, 0.0), "compute": 0.4 + 2e-8 * x},
-...                    input_bytes=int(x)) for x in sizes]
+>>> parts = TaskParts(wall=np.full(12, 2.0), compute=0.4 + 2e-8 * sizes, input_bytes=sizes.astype(int))
 >>> cost = affine_compute_cost(parts)
 >>> round(cost.fixed, 6), round(cost.per_unit * 1e9, 6), cost.accepted
 (0.4, 20.0, True)
@@ -62,7 +61,6 @@ proportional rule, ``g = 1`` keeps every task, and a task on the line computes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,14 +126,14 @@ class AffineCost:
                 f"p = {self.p_value:.2g})")
 
 
-def affine_compute_cost(parts: Sequence[TaskParts], stage_span: float | None = None) -> AffineCost:
+def affine_compute_cost(parts: TaskParts, stage_span: float | None = None) -> AffineCost:
     """The fixed + per-byte line of a stage's compute (its tasks' ``parts``; ``stage_span``: the seconds from its
     first launch to its last finish), or why there is none (the rule: the module's docstring)."""
-    sizes, unit = task_sizes(list(parts))
+    sizes, unit = task_sizes(parts)
     if unit is None:
         return AffineCost(None, 0, reason="the log counts no bytes or records read by its tasks")
-    compute = np.array([p.compute for p in parts], dtype=float)
-    use = np.array([p.measured for p in parts]) & ~np.isnan(sizes)
+    compute = parts.compute
+    use = parts.measured & ~np.isnan(sizes)
     x, c = sizes[use], compute[use]
     n = int(x.size)
     if n < MIN_TASKS:

@@ -1,7 +1,8 @@
 """Reading execution logs (Spark event logs, MapReduce ``.jhist``): records only, no modelling.
 
 - :mod:`~spn.logs.spark` (with :mod:`~spn.logs.spark_files`): a Spark event
-  log as a :class:`SparkApplication`; :mod:`~spn.logs.spark_stages`: its
+  log as a :class:`SparkApplication`, its task attempts as columns
+  (:mod:`~spn.logs.task_table`); :mod:`~spn.logs.spark_stages`: its
   stages' task times, DAG, concurrency and cores; :mod:`~spn.logs.task_metrics`:
   what a task's ``Task Metrics`` say, and :mod:`~spn.logs.task_profile`: its wall
   time in parts (scheduler delay, fetch wait, compute, ...) and per-stage profiles;
@@ -29,13 +30,14 @@ from spn.logs.queries import QueryRuns, query_runs
 from spn.logs.records import JobRecord, Run, StageRecord
 from spn.logs.runs import check_distinct, load_runs, log_kind
 from spn.logs.sizes import format_size, parse_size
-from spn.logs.spark import SparkApplication, SparkExecutor, SparkJob, SparkStage, SparkTask, read_spark_log
-from spn.logs.task_metrics import TaskMetrics, read_task_metrics
+from spn.logs.spark import SparkApplication, SparkExecutor, SparkJob, SparkStage, read_spark_log
+from spn.logs.task_metrics import METRICS, read_task_metrics
+from spn.logs.task_table import TaskRows, TaskTable
 from spn.logs.task_profile import PARTS, StageProfile, TaskParts, stage_profiles, task_parts
 
 __all__ = [
-    "SparkApplication", "SparkExecutor", "SparkJob", "SparkStage", "SparkTask", "read_spark_log",
-    "TaskMetrics", "read_task_metrics", "TaskParts", "task_parts", "StageProfile", "stage_profiles", "PARTS",
+    "SparkApplication", "SparkExecutor", "SparkJob", "SparkStage", "read_spark_log", "TaskTable", "TaskRows",
+    "METRICS", "read_task_metrics", "TaskParts", "task_parts", "StageProfile", "stage_profiles", "PARTS",
     "MapReduceJob", "TaskAttempt", "attempt_durations", "read_jhist",
     "StageRecord", "JobRecord", "Run", "load_runs", "log_kind", "check_distinct",
     "QueryRuns", "query_runs",

@@ -24,8 +24,9 @@ application was active (the union of the jobs' spans, failed jobs included):
   whatever their length.
 
 >>> from spn.logs.spark import SparkApplication, SparkJob
+>>> from spn.logs.task_table import TaskRows
 >>> app = SparkApplication("a.json", "app-1", "Spark shell", None, 0, 400_000, None, None, None, None, {}, (),
-...                        (SparkJob(0, (), 150_000, 153_000, "JobSucceeded"),), (), (), ())
+...                        (SparkJob(0, (), 150_000, 153_000, "JobSucceeded"),), (), TaskRows().table(), ())
 >>> found = idle_gaps(app)
 >>> [(g.where, g.seconds) for g in found.gaps], found.jobs_time_s
 ([('before the first job', 150.0), ('after the last job', 247.0)], 3.0)
@@ -35,6 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from spn.logs.intervals import as_intervals, union
 from spn.logs.spark import SparkApplication
 from spn.logs.spark_stages import job_spans_ms
 
@@ -111,11 +115,12 @@ def idle_gaps(app: SparkApplication, start_ms: int | None = None, end_ms: int | 
         return IdleTime((), 0.0, IDLE_FLOOR_S, 0, interactive(app))
     first_job = min(starts)
     start = start_ms if start_ms is not None else (app.start_ms if app.start_ms is not None else first_job)
-    last = max([e for _, e in spans.values() if e is not None] + [t.finish_ms for t in app.tasks] + [first_job])
+    tasks = app.tasks
+    last = max([e for _, e in spans.values() if e is not None] + [int(tasks.finish_ms.max(initial=0)), first_job])
     end = end_ms if end_ms is not None else (app.end_ms if app.end_ms is not None else last)
-    active = [(s, e if e is not None else end) for s, e in spans.values() if s is not None]
-    active += [(t.launch_ms, t.finish_ms) for t in app.tasks]
-    merged = _union(active)
+    jobs = as_intervals([(s, e if e is not None else end) for s, e in spans.values() if s is not None])
+    active = np.concatenate((jobs, np.column_stack((tasks.launch_ms, tasks.finish_ms))))
+    merged = union(active).tolist()
     jobs_time = sum(min(b, end) - max(a, start) for a, b in merged if min(b, end) > max(a, start)) / 1000.0
     threshold = max(IDLE_FLOOR_S, IDLE_FRACTION * jobs_time)
     repl = interactive(app)
@@ -140,14 +145,3 @@ def idle_gaps(app: SparkApplication, start_ms: int | None = None, end_ms: int | 
 def idle_overlap_s(gaps, start_ms: int, end_ms: int) -> float:
     """Seconds of [start_ms, end_ms] that lie in the idle ``gaps``."""
     return sum(max(0, min(g.end_ms, end_ms) - max(g.start_ms, start_ms)) for g in gaps) / 1000.0
-
-
-def _union(intervals) -> list[tuple[int, int]]:
-    """The union of ``intervals`` (ms) as sorted disjoint intervals."""
-    merged = []
-    for a, b in sorted(intervals):
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged

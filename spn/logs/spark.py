@@ -6,7 +6,9 @@ a performance model needs: the application, its jobs, stages (with their
 parents), task attempts and executors. It tolerates unknown events, missing
 optional fields and a missing ``SparkListenerLogStart`` (Spark 1.2); an event
 that lacks a field it needs is a :class:`~spn.exceptions.LogFormatError`
-naming the file and line.
+naming the file and line. The task attempts, a log's bulk, are kept as columns
+(:class:`~spn.logs.task_table.TaskTable`, about 100 bytes a task), filled as the
+events stream past: the log itself is never held.
 
 Times are kept as Spark wrote them: epoch **milliseconds** (fields ending in
 ``_ms``); durations are **seconds**. A task attempt's duration is wall time,
@@ -23,8 +25,8 @@ model needs from the stages (task times, DAG, concurrency, cores) is in
 >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
 ...     _ = file.write("\n".join(json.dumps(e) for e in events))
 >>> app = read_spark_log(file.name)
->>> app.app_id, app.stages[0].parent_ids, app.tasks[0].duration
-('app-1', (), 2.0)
+>>> app.app_id, app.stages[0].parent_ids, app.tasks.duration.tolist()
+('app-1', (), [2.0])
 >>> os.unlink(file.name)
 """
 
@@ -39,17 +41,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from spn.exceptions import LogFormatError
 from spn.limits import MAX_COUNT
 from spn.logs.fields import (
-    MAX_TIME_MS, FieldError, byte_count, count, event_at, id_list, ident, integer, mapping, scalar_text, shown, text,
-    time_ms,
+    FieldError, count, event_at, id_list, ident, mapping, scalar_text, shown, text, time_ms,
 )
 from spn.logs.spark_files import read_events
-from spn.logs.task_metrics import TaskMetrics, read_task_metrics
+from spn.logs.task_metrics import read_task_metrics
+from spn.logs.task_table import TaskRows, TaskTable
 
 __all__ = [
-    "SparkTask",
     "SparkStage",
     "SparkJob",
     "SparkExecutor",
@@ -61,58 +64,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # The log, as data
 # --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SparkTask:
-    """One task *attempt* (one ``SparkListenerTaskEnd``).
-
-    ``status`` is ``"success"``, ``"failed"`` or ``"killed"`` (``end_reason``
-    keeps Spark's own word: ``Success``, ``ExceptionFailure``, ``TaskKilled``,
-    ``FetchFailed``, ...). A retried or speculative attempt has the same
-    ``index`` and a higher ``attempt``. ``executor_run_time_ms`` is ``None``
-    when the event carries no ``Task Metrics``.
-
-    >>> t = SparkTask(0, 0, 7, 3, 0, 1000, 3500, "1", "host-1", 2300, "Success", "success", False)
-    >>> t.duration, t.successful
-    (2.5, True)
-    """
-
-    stage_id: int
-    stage_attempt: int
-    task_id: int | None
-    index: int
-    attempt: int
-    launch_ms: int
-    finish_ms: int
-    executor_id: str | None
-    host: str | None
-    executor_run_time_ms: int | None
-    end_reason: str
-    status: str
-    speculative: bool
-    input_bytes: int = 0
-    shuffle_read_bytes: int = 0
-    shuffle_write_bytes: int = 0
-    #: everything ``Task Metrics`` says (:mod:`spn.logs.task_metrics`); ``None`` when the event has none
-    metrics: TaskMetrics | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def duration(self) -> float:
-        """Wall time of the attempt, seconds (finish - launch)."""
-        return (self.finish_ms - self.launch_ms) / 1000.0
-
-    @property
-    def successful(self) -> bool:
-        return self.status == "success"
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "failed"
-
-    @property
-    def killed(self) -> bool:
-        return self.status == "killed"
 
 
 @dataclass(frozen=True)
@@ -193,7 +144,8 @@ class SparkApplication:
     (``redacted_properties`` names the redacted keys). ``spark_version`` is
     ``None`` for logs older than ``SparkListenerLogStart`` (Spark 1.2).
     Stages and tasks are in log order; ``stages`` has one entry per stage
-    attempt that ran. ``declared_parents`` holds the ``Parent IDs`` of every
+    attempt that ran, ``tasks`` a row per task *attempt* (one ``SparkListenerTaskEnd``:
+    a retried or speculative attempt has the same ``index`` and a higher ``attempt``). ``declared_parents`` holds the ``Parent IDs`` of every
     stage a job declared in its ``JobStart`` (ran or skipped).
     """
 
@@ -211,7 +163,7 @@ class SparkApplication:
     redacted_properties: tuple[str, ...]
     jobs: tuple[SparkJob, ...]
     stages: tuple[SparkStage, ...]
-    tasks: tuple[SparkTask, ...]
+    tasks: TaskTable
     executors: tuple[SparkExecutor, ...]
     declared_parents: Mapping[int, tuple[int, ...]] = field(
         default_factory=lambda: types.MappingProxyType({}), repr=False
@@ -265,7 +217,7 @@ class SparkApplication:
             if stage.failed:
                 reason = stage.failure_reason.strip().splitlines() or [""]
                 problems.append(f"{label} failed: {reason[0]}")
-        for stage_id in sorted({task.stage_id for task in self.tasks} - ran):
+        for stage_id in sorted(set(np.unique(self.tasks.stage_id).tolist()) - ran):
             problems.append(f"tasks of stage {stage_id} ended, but the stage was never submitted")
         for job in self.jobs:
             if job.result is None:
@@ -282,9 +234,10 @@ _REDACTED = "*********(redacted)"
 _COUNT_PROPERTIES = ("spark.executor.cores", "spark.executor.instances")
 
 
-#: tasks of the logs kept once read, in all (about 1 kB each): a report asks its logs a dozen questions;
-#: a log of more tasks is read again each time, so that memory stays that of the log in use
-KEEP_TASKS = 50_000
+#: tasks of the logs kept once read, in all (about 100 bytes each as columns): a report asks its logs a
+#: dozen questions, and reading a log of 200,000 tasks takes 10-20 s; a log of more tasks is read again
+#: each time, so that memory stays that of the log in use
+KEEP_TASKS = 1_000_000
 _kept: dict = {}    # a log's identity (_identity) -> its application and the warnings its reading gave
 _keeping = threading.Lock()     # a sweep's points may read logs in threads of one Dask worker
 
@@ -354,7 +307,7 @@ class _LogReader:
         self.jobs = {}  # job id -> dict
         self.stages = {}  # (stage id, attempt) -> dict, in first-seen order
         self.declared_parents = {}  # stage id -> parent ids, from JobStart's Stage Infos
-        self.tasks = []
+        self.tasks = TaskRows()
         self.task_ids = set()   # Spark numbers the task attempts of an application once each
         self.started = False
         self.executors = {}  # executor id -> dict
@@ -386,13 +339,7 @@ class _LogReader:
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
             self._stage_info(mapping(event.get("Stage Info"), "Stage Info"), completed=kind.endswith("Completed"))
         elif kind == "SparkListenerTaskEnd":
-            task = _task(event)
-            if task.task_id is not None:
-                if task.task_id in self.task_ids:
-                    raise FieldError(f"task ID {task.task_id} ends a second time (task {task.index} of stage "
-                                     f"{task.stage_id}): a repeated event, or two logs in one file")
-                self.task_ids.add(task.task_id)
-            self.tasks.append(task)
+            self._task(event)
         elif kind == "SparkListenerExecutorAdded":
             info = mapping(event.get("Executor Info"), "Executor Info", required=False)
             executor = self._executor(event.get("Executor ID"))
@@ -471,6 +418,35 @@ class _LogReader:
             stage["failure_reason"] = text(info, "Failure Reason")
         _in_order(stage["submission_ms"], stage["completion_ms"], f"stage {key[0]} (attempt {key[1]})", _JOB_TIMES)
 
+    def _task(self, event: dict) -> None:
+        """One ``SparkListenerTaskEnd``, a row of :attr:`tasks`."""
+        info = mapping(event.get("Task Info"), "Task Info")
+        reason = text(mapping(event.get("Task End Reason"), "Task End Reason", required=False), "Reason") or "Unknown"
+        if reason == "Success" and not info.get("Failed", False):
+            status = "success"
+        elif reason == "TaskKilled" or info.get("Killed", False):
+            status = "killed"
+        else:
+            status = "failed"
+        stage_id, index = ident(event, "Stage ID"), ident(info, "Index")
+        attempt = ident(info, "Attempt", required=False, default=0)
+        launch, finish = time_ms(info, "Launch Time", required=True), time_ms(info, "Finish Time", required=True)
+        _in_order(launch, finish, f"task {index} (attempt {attempt}) of stage {stage_id}",
+                  ("Launch Time", "Finish Time"))
+        task_id = ident(info, "Task ID", required=False)
+        if task_id is not None:
+            if task_id in self.task_ids:
+                raise FieldError(f"task ID {task_id} ends a second time (task {index} of stage {stage_id}): a "
+                                 "repeated event, or two logs in one file")
+            self.task_ids.add(task_id)
+        metrics = read_task_metrics(info, mapping(event.get("Task Metrics"), "Task Metrics", required=False))
+        values, missing = metrics if metrics is not None else (None, ())
+        self.tasks.add(stage_id, index, launch, finish,
+                       stage_attempt=ident(event, "Stage Attempt ID", required=False, default=0), task_id=task_id,
+                       attempt=attempt, executor=text(info, "Executor ID"), host=text(info, "Host"), reason=reason,
+                       status=status, speculative=bool(info.get("Speculative", False)), metrics=values,
+                       missing=missing)
+
     def _executor(self, executor_id) -> dict:
         if executor_id is None:
             raise FieldError("'Executor ID' is missing")
@@ -483,12 +459,18 @@ class _LogReader:
 
     def application(self, digest: str | None = None) -> SparkApplication:
         start, end = self.app["start_ms"], self.app["end_ms"]
-        for task in self.tasks:     # the driver stamps tasks and the application on one clock
-            if (start is not None and task.launch_ms < start) or (end is not None and task.finish_ms > end):
-                raise LogFormatError(
-                    f"{self.path}: task {task.index} (attempt {task.attempt}) of stage {task.stage_id} runs from "
-                    f"{task.launch_ms} to {task.finish_ms} ms, outside the application ({start} to {end} ms): "
-                    "the log is corrupt, and no time in it can be trusted")
+        tasks = self.tasks.table()
+        outside = np.zeros(len(tasks), dtype=bool)    # the driver stamps tasks and the application on one clock
+        if start is not None:
+            outside |= tasks.launch_ms < start
+        if end is not None:
+            outside |= tasks.finish_ms > end
+        if outside.any():
+            k = int(np.argmax(outside))     # the first in the log
+            raise LogFormatError(
+                f"{self.path}: task {tasks.index[k]} (attempt {tasks.attempt[k]}) of stage {tasks.stage_id[k]} runs "
+                f"from {tasks.launch_ms[k]} to {tasks.finish_ms[k]} ms, outside the application ({start} to {end} "
+                "ms): the log is corrupt, and no time in it can be trusted")
         properties = self.properties
         redacted = tuple(sorted(k for k, v in properties.items() if v == _REDACTED))
         return SparkApplication(
@@ -502,7 +484,7 @@ class _LogReader:
             redacted_properties=redacted,
             jobs=tuple(SparkJob(**job) for _, job in sorted(self.jobs.items())),
             stages=tuple(SparkStage(**stage) for stage in self.stages.values()),
-            tasks=tuple(self.tasks),
+            tasks=tasks,
             executors=tuple(SparkExecutor(**executor) for executor in self.executors.values()),
             declared_parents=types.MappingProxyType(dict(self.declared_parents)),
             digest=digest,
@@ -523,45 +505,6 @@ def _in_order(start: int | None, end: int | None, what: str, names: tuple[str, s
     if start is not None and end is not None and end < start:
         raise FieldError(f"{what}: {names[1]} {end} is before {names[0]} {start}: the log is corrupt "
                          "(its clock ran backwards), and no time in it can be trusted")
-
-
-def _task(event: dict) -> SparkTask:
-    """One ``SparkListenerTaskEnd`` as a :class:`SparkTask`."""
-    info = mapping(event.get("Task Info"), "Task Info")
-    reason = text(mapping(event.get("Task End Reason"), "Task End Reason", required=False), "Reason") or "Unknown"
-    if reason == "Success" and not info.get("Failed", False):
-        status = "success"
-    elif reason == "TaskKilled" or info.get("Killed", False):
-        status = "killed"
-    else:
-        status = "failed"
-    metrics = mapping(event.get("Task Metrics"), "Task Metrics", required=False)
-    shuffle_read = metrics.get("Shuffle Read Metrics") or {}
-    stage_id, index = ident(event, "Stage ID"), ident(info, "Index")
-    attempt = ident(info, "Attempt", required=False, default=0)
-    launch, finish = time_ms(info, "Launch Time", required=True), time_ms(info, "Finish Time", required=True)
-    _in_order(launch, finish, f"task {index} (attempt {attempt}) of stage {stage_id}", ("Launch Time", "Finish Time"))
-    run_time = metrics.get("Executor Run Time")
-    return SparkTask(
-        stage_id=stage_id,
-        stage_attempt=ident(event, "Stage Attempt ID", required=False, default=0),
-        task_id=ident(info, "Task ID", required=False),
-        index=index,
-        attempt=attempt,
-        launch_ms=launch,
-        finish_ms=finish,
-        executor_id=text(info, "Executor ID"),
-        host=text(info, "Host"),
-        executor_run_time_ms=None if run_time is None else integer(
-            run_time, "Executor Run Time", low=0, high=MAX_TIME_MS, what="a duration in ms (an integer >= 0)"),
-        end_reason=reason,
-        status=status,
-        speculative=bool(info.get("Speculative", False)),
-        input_bytes=byte_count(metrics.get("Input Metrics"), "Bytes Read"),
-        shuffle_read_bytes=byte_count(shuffle_read, "Remote Bytes Read") + byte_count(shuffle_read, "Local Bytes Read"),
-        shuffle_write_bytes=byte_count(metrics.get("Shuffle Write Metrics"), "Shuffle Bytes Written"),
-        metrics=read_task_metrics(info, metrics),
-    )
 
 
 def _unless_redacted(value: str | None) -> str | None:

@@ -321,14 +321,18 @@ def _unseen_tasks(app) -> list[str]:
     """A note per completed stage with fewer successful tasks in the log than it declares: the driver
     drops events when its listener queue is full (or the log was cut), so the declared count is kept
     as the stage's tasks and the times seen are a sample; but the user must know."""
-    declared, ended, completed = defaultdict(int), defaultdict(set), set()
+    declared, completed = defaultdict(int), set()
     for stage in app.stages:
         declared[stage.stage_id] = max(declared[stage.stage_id], stage.num_tasks)
         if stage.completion_ms is not None and not stage.failed:
             completed.add(stage.stage_id)
-    for task in app.tasks:
-        if task.successful:
-            ended[task.stage_id].add(task.index)
-    return [f"stage {s} declares {declared[s]:,} tasks but {len(ended[s]):,} ended successfully in the log "
+    done = app.tasks.take(app.tasks.successful)
+    order = np.lexsort((done.index, done.stage_id))
+    stage_ids, index = done.stage_id[order], done.index[order]
+    # a task index counts once per stage, however many of its attempts succeeded
+    first = np.r_[True, (stage_ids[1:] != stage_ids[:-1]) | (index[1:] != index[:-1])] if len(order) else order > 0
+    ids, counts = np.unique(stage_ids[first], return_counts=True)
+    ended = dict(zip(ids.tolist(), counts.tolist()))
+    return [f"stage {s} declares {declared[s]:,} tasks but {ended.get(s, 0):,} ended successfully in the log "
             "(events dropped by the driver, or a cut log): it is modelled with the declared count, its task "
-            "times a sample of those seen" for s in sorted(completed) if len(ended[s]) < declared[s]]
+            "times a sample of those seen" for s in sorted(completed) if ended.get(s, 0) < declared[s]]

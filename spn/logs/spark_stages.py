@@ -11,12 +11,14 @@ serialisation included). That is what a container in the Petri net models.
 ``Executor Run Time`` (``measure="executor_run"``) leaves that overhead out
 and would make short tasks look cheaper than they are for the cluster.
 
->>> from spn.logs.spark import SparkApplication, SparkStage, SparkTask
+>>> from spn.logs.spark import SparkApplication, SparkStage
+>>> from spn.logs.task_table import TaskRows
 >>> stages = (SparkStage(0, 0, "scan", 2, (), 0, 3000, None), SparkStage(1, 0, "sum", 1, (0,), 3000, 4000, None))
->>> tasks = tuple(SparkTask(stage, 0, None, index, 0, launch, finish, "1", "host", None, "Success", "success", False)
-...               for stage, index, launch, finish in [(0, 1, 0, 3000), (0, 0, 0, 2000), (1, 0, 3000, 4000)])
+>>> rows = TaskRows()
+>>> for stage, index, launch, finish in [(0, 1, 0, 3000), (0, 0, 0, 2000), (1, 0, 3000, 4000)]:
+...     rows.add(stage, index, launch, finish, executor="1", host="host")
 >>> app = SparkApplication("app.json", "app-1", None, None, 0, 4000, "3.5.0", None, None, None, {}, (),
-...                        (), stages, tasks, ())
+...                        (), stages, rows.table(), ())
 >>> stage_task_durations(app)
 {0: (2.0, 3.0), 1: (1.0,)}
 >>> sorted(stage_dag(app).edges), max_concurrent_tasks(app)
@@ -29,16 +31,22 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from spn.exceptions import LogFormatError
 from spn.limits import MAX_COUNT
 from spn.logs.intervals import most_at_once
 from spn.logs.spark import SparkApplication
+from spn.logs.task_table import TaskTable
 
 if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = [
     "successful_tasks",
+    "rows_by_stage",
+    "exact_sum",
+    "sum_in_order",
     "stage_task_durations",
     "failed_attempt_seconds",
     "stage_task_spans",
@@ -56,16 +64,32 @@ __all__ = [
 ]
 
 
-def successful_tasks(app: SparkApplication) -> dict[int, list]:
-    """The *successful* task attempts of each stage that has one, in launch order (ties by task index).
+def successful_tasks(app: SparkApplication) -> dict[int, TaskTable]:
+    """The *successful* task attempts of each stage that has one (by stage id), in launch order (ties by task
+    index, then log order).
 
     Launch order puts a stage's first wave first, which is what tells a cold start from the steady
     task time. All attempts of a stage are pooled (a task re-run by a retried stage is real work).
     """
-    by_stage: dict[int, list] = {}
-    for task in sorted((t for t in app.tasks if t.successful), key=lambda t: (t.launch_ms, t.index)):
-        by_stage.setdefault(task.stage_id, []).append(task)
-    return by_stage
+    tasks = app.tasks.take(app.tasks.successful)
+    order = np.lexsort((tasks.index, tasks.launch_ms, tasks.stage_id))     # a stable sort: ties keep log order
+    return {int(sid): tasks.take(rows) for sid, rows in rows_by_stage(tasks.stage_id, order)}
+
+
+def rows_by_stage(stage_ids: np.ndarray, order: np.ndarray | None = None):
+    """``(stage id, its rows)`` for each stage id, ascending: the rows in ``order`` (an ordering of all rows by
+    stage id first; default: log order within a stage).
+
+    >>> [(int(sid), rows.tolist()) for sid, rows in rows_by_stage(np.array([3, 1, 3, 1, 2]))]
+    [(1, [1, 3]), (2, [4]), (3, [0, 2])]
+    """
+    if order is None:
+        order = np.argsort(stage_ids, kind="stable")
+    ids = stage_ids[order]
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if ids.size else np.zeros(0, dtype=int)
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else ids.size
+        yield ids[start], order[start:end]
 
 
 def stage_task_durations(app: SparkApplication, *, measure: str = "wall") -> dict[int, tuple[float, ...]]:
@@ -85,17 +109,16 @@ def stage_task_durations(app: SparkApplication, *, measure: str = "wall") -> dic
     """
     if measure not in ("wall", "executor_run"):
         raise ValueError(f"measure must be 'wall' or 'executor_run', got {measure!r}")
-    durations = {stage_id: [] for stage_id in app.stage_ids()}
+    durations = {stage_id: () for stage_id in app.stage_ids()}
     for stage_id, tasks in successful_tasks(app).items():
-        for task in tasks:
-            if measure == "wall":
-                seconds = task.duration
-            elif task.executor_run_time_ms is not None:
-                seconds = task.executor_run_time_ms / 1000.0
-            else:
-                continue
-            durations.setdefault(stage_id, []).append(seconds)
-    return {stage_id: tuple(values) for stage_id, values in sorted(durations.items())}
+        if measure == "wall":
+            seconds = tasks.duration
+        else:
+            seconds = tasks.metric("run_s")
+            seconds = seconds[~np.isnan(seconds)]
+        if seconds.size:
+            durations[stage_id] = tuple(seconds.tolist())
+    return dict(sorted(durations.items()))
 
 
 def failed_attempt_seconds(app: SparkApplication) -> dict[int, float]:
@@ -104,29 +127,43 @@ def failed_attempt_seconds(app: SparkApplication) -> dict[int, float]:
     >>> failed_attempt_seconds(app)  # doctest: +SKIP
     {0: 53.201}
     """
-    wasted = {}
-    for task in app.tasks:
-        if not task.successful:
-            wasted[task.stage_id] = wasted.get(task.stage_id, 0.0) + task.duration
-    return dict(sorted(wasted.items()))
+    tasks = app.tasks.take(~app.tasks.successful)
+    seconds = tasks.duration
+    # summed in log order, one attempt after another, as the figure was always added up
+    return {int(sid): sum_in_order(seconds[rows]) for sid, rows in rows_by_stage(tasks.stage_id)}
 
 
 def stage_task_spans(app: SparkApplication) -> dict[int, tuple[int, int]]:
     """``stage -> (first launch, last finish)`` in ms over all its task attempts (failed ones too)."""
-    spans = {}
-    for task in app.tasks:
-        low, high = spans.get(task.stage_id, (task.launch_ms, task.finish_ms))
-        spans[task.stage_id] = (min(low, task.launch_ms), max(high, task.finish_ms))
-    return spans
+    tasks = app.tasks
+    return {int(sid): (int(tasks.launch_ms[rows].min()), int(tasks.finish_ms[rows].max()))
+            for sid, rows in rows_by_stage(tasks.stage_id)}
 
 
 def stage_input_bytes(app: SparkApplication) -> Counter:
     """``stage -> bytes read`` (``Input Metrics``) by its successful task attempts; 0 for the others."""
-    read = Counter()
-    for task in app.tasks:
-        if task.successful:
-            read[task.stage_id] += task.input_bytes
-    return read
+    tasks = app.tasks.take(app.tasks.successful)
+    read = np.maximum(tasks.metrics["input_bytes"], 0)      # unknown (-1) or no metrics: 0
+    return Counter({int(sid): exact_sum(read[rows]) for sid, rows in rows_by_stage(tasks.stage_id)})
+
+
+def sum_in_order(values: np.ndarray) -> float:
+    """``0 + values[0] + values[1] + ...``, left to right: the sum a Python loop gives (NumPy's ``sum`` adds
+    pairwise, which rounds differently; the figures were always added up one task after another).
+
+    >>> sum_in_order(np.array([0.1, 0.2, 0.3]))
+    0.6000000000000001
+    """
+    return float(np.cumsum(values)[-1]) if values.size else 0.0
+
+
+def exact_sum(values: np.ndarray) -> int:
+    """The sum of integers (bytes, ms) as a Python int: NumPy's int64 sum where it cannot overflow, else Python's."""
+    if values.size == 0:
+        return 0
+    if int(np.abs(values).max()) <= np.iinfo(np.int64).max // values.size:
+        return int(values.sum(dtype=np.int64))
+    return sum(values.tolist())
 
 
 def stage_times(app: SparkApplication) -> tuple[dict[int, int], dict[int, int]]:
@@ -232,9 +269,10 @@ def job_spans_ms(app: SparkApplication) -> dict[int, tuple[int | None, int | Non
     """:func:`job_span_ms` of every job, in one pass over the stages (a log may hold thousands of jobs).
 
     >>> from spn.logs.spark import SparkApplication, SparkJob, SparkStage
+    >>> from spn.logs.task_table import TaskRows
     >>> stages = (SparkStage(0, 0, "scan", 2, (), 0, 3000, None), SparkStage(1, 0, "sum", 1, (0,), 3000, 4000, None))
     >>> app = SparkApplication("app.json", "app-1", None, None, 0, 4000, None, None, None, None, {}, (),
-    ...                        (SparkJob(0, (0, 1), None, None, "JobSucceeded"),), stages, (), ())
+    ...                        (SparkJob(0, (0, 1), None, None, "JobSucceeded"),), stages, TaskRows().table(), ())
     >>> job_spans_ms(app)  # a Spark 1.2 log has no job times: they come from the job's stages
     {0: (0, 4000)}
     """
@@ -298,7 +336,7 @@ def max_concurrent_tasks(app: SparkApplication) -> int:
     are taken on the driver, so a finish lands a few ms after the core was
     freed and the count can exceed the cores slightly.
     """
-    return most_at_once([(t.launch_ms, t.finish_ms) for t in app.tasks])
+    return most_at_once(np.column_stack((app.tasks.launch_ms, app.tasks.finish_ms)))
 
 
 def application_cores(app: SparkApplication) -> tuple[int | None, str]:

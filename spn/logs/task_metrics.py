@@ -1,9 +1,11 @@
-"""What a ``SparkListenerTaskEnd`` says a task attempt spent and moved, in SI units, checked as it is read.
+"""What a ``SparkListenerTaskEnd`` says a task attempt spent and moved, checked as it is read.
 
 Spark writes a task's metrics in the event's ``Task Metrics`` object
 (times in ms, except the CPU times and ``Shuffle Write Time``, in ns) and the
 moment the driver began fetching its result in ``Task Info``. This module
-reads them into a :class:`TaskMetrics`: seconds, bytes and records.
+reads them as whole numbers in the units :data:`METRICS` gives (the log's own,
+so that a task table keeps them in a few bytes each); a
+:class:`~spn.logs.task_table.TaskTable` gives them in seconds, bytes and records.
 
 Which fields a log has depends on the Spark version that wrote it:
 
@@ -16,7 +18,7 @@ Which fields a log has depends on the Spark version that wrote it:
   (what Spark itself shows), not unknown. Spark 2.0 and later always write the four.
 
 A field missing from ``Task Metrics`` or from a group that is there is
-unknown, not 0: its value is ``None`` and its name, as Spark spells it, is in
+unknown, not 0: its value is ``-1`` and its name, as Spark spells it, is in
 ``missing``. A field that holds anything but a whole number in range (``-1``,
 ``"abc"``, ``1e400``, ``2 ** 64``) is a :class:`~spn.logs.fields.FieldError`
 naming it; the log reader adds the file and the line.
@@ -29,10 +31,11 @@ naming it; the log reader adds the file and the line.
 ...                                     "Local Bytes Read": 2000, "Total Records Read": 60},
 ...            "Shuffle Write Metrics": {"Shuffle Bytes Written": 500, "Shuffle Write Time": 25_000_000,
 ...                                      "Shuffle Records Written": 5}}
->>> m = read_task_metrics(info, metrics)
->>> m.run_s, m.fetch_wait_s, m.shuffle_write_s, m.remote_bytes, m.input_bytes, m.cpu_s
-(1.8, 0.3, 0.025, 4000, 0, None)
->>> m.missing
+>>> values, missing = read_task_metrics(info, metrics)
+>>> m = dict(zip(METRICS, values))
+>>> m["run_s"], m["fetch_wait_s"], m["shuffle_write_s"], m["remote_bytes"], m["input_bytes"], m["cpu_s"]
+(1800, 300, 25000000, 4000, 0, -1)
+>>> missing
 ('Executor Deserialize CPU Time', 'Executor CPU Time', 'Peak Execution Memory', 'Remote Bytes Read To Disk')
 >>> read_task_metrics(info, {"Executor Run Time": -5})
 Traceback (most recent call last):
@@ -44,11 +47,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from spn.logs.fields import MAX_ID, MAX_TIME_MS, FieldError, integer, mapping, time_ms
 
-__all__ = ["INPUT", "OUTPUT", "SHUFFLE_READ", "SHUFFLE_WRITE", "TaskMetrics", "read_task_metrics"]
+__all__ = ["INPUT", "OUTPUT", "SHUFFLE_READ", "SHUFFLE_WRITE", "METRICS", "read_task_metrics"]
 
 #: the groups of ``Task Metrics``, as Spark names them
 INPUT, OUTPUT = "Input Metrics", "Output Metrics"
@@ -60,57 +62,6 @@ _BYTES = "a number of bytes (an integer >= 0)"
 _COUNT = "a count (an integer >= 0)"
 #: unit -> (the largest value, the divisor to seconds: None for bytes and counts)
 _UNITS = {_MS: (MAX_TIME_MS, 1e3), _NS: (MAX_ID, 1e9), _BYTES: (MAX_ID, None), _COUNT: (MAX_ID, None)}
-
-
-@dataclass(frozen=True, slots=True)
-class TaskMetrics:
-    """One task attempt's metrics: times in seconds, sizes in bytes, counts in records or blocks.
-
-    ``None`` is a field the log does not have (its Spark name is then in
-    ``missing``). The run time (``run_s``) includes the shuffle fetch wait
-    (``fetch_wait_s``), the shuffle write (``shuffle_write_s``) and the GC
-    time (``gc_s``); the CPU times (``cpu_s``, ``deserialize_cpu_s``) are the
-    executor thread's CPU time during the run and the deserialization.
-    ``getting_result_s`` is the time the driver spent fetching a result too
-    large to come with the status update (``Finish Time - Getting Result Time``;
-    0 when the result came inline). ``remote_bytes_to_disk`` is the part of
-    ``remote_bytes`` fetched to disk.
-    """
-
-    deserialize_s: float | None
-    deserialize_cpu_s: float | None
-    run_s: float | None
-    cpu_s: float | None
-    gc_s: float | None
-    result_serialize_s: float | None
-    getting_result_s: float | None
-    result_bytes: int | None
-    memory_spilled_bytes: int | None
-    disk_spilled_bytes: int | None
-    peak_execution_memory_bytes: int | None
-    input_bytes: int | None
-    input_records: int | None
-    output_bytes: int | None
-    output_records: int | None
-    remote_blocks: int | None
-    local_blocks: int | None
-    fetch_wait_s: float | None
-    remote_bytes: int | None
-    remote_bytes_to_disk: int | None
-    local_bytes: int | None
-    shuffle_read_records: int | None
-    shuffle_write_bytes: int | None
-    shuffle_write_s: float | None
-    shuffle_write_records: int | None
-    missing: tuple[str, ...] = ()
-
-    @property
-    def shuffle_read_bytes(self) -> int | None:
-        """Remote plus local shuffle bytes read; ``None`` when either is unknown."""
-        if self.remote_bytes is None or self.local_bytes is None:
-            return None
-        return self.remote_bytes + self.local_bytes
-
 
 # (attribute, group or None for Task Metrics itself, Spark's field name, unit)
 _FIELDS = (
@@ -140,14 +91,26 @@ _FIELDS = (
     ("shuffle_write_records", SHUFFLE_WRITE, "Shuffle Records Written", _COUNT),
 )
 
+#: every metric read, by its name, -> what divides its logged value into seconds (None: bytes or a count).
+#: A name ending in ``_s`` is a time, logged in ms (divisor 1e3) or ns (1e9). The run time includes the
+#: shuffle fetch wait (``fetch_wait_s``), the shuffle write (``shuffle_write_s``) and the GC time
+#: (``gc_s``); the CPU times (``cpu_s``, ``deserialize_cpu_s``) are the executor thread's CPU time during the
+#: run and the deserialization; ``getting_result_s`` is the time the driver spent fetching a result too
+#: large to come with the status update (``Finish Time - Getting Result Time``; 0 when it came inline);
+#: ``remote_bytes_to_disk`` is the part of ``remote_bytes`` fetched to disk.
+METRICS = {**{attribute: _UNITS[unit][1] for attribute, _, _, unit in _FIELDS}, "getting_result_s": 1e3}
+#: what reading a field needs: (group, Spark's name, unit, the largest value)
+_READ = tuple((group, key, unit, _UNITS[unit][0]) for _, group, key, unit in _FIELDS)
 
-def read_task_metrics(info: Mapping, metrics: Mapping) -> TaskMetrics | None:
-    """A ``SparkListenerTaskEnd``'s ``Task Info`` and ``Task Metrics`` as a :class:`TaskMetrics`.
 
-    ``None`` when the event has no (or an empty) ``Task Metrics``: a failed
-    attempt often has none. Raises :class:`~spn.logs.fields.FieldError` for a
-    field that cannot be what it says, and for a ``Getting Result Time``
-    outside the task's launch and finish (the driver stamps all three on one
+def read_task_metrics(info: Mapping, metrics: Mapping) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """A ``SparkListenerTaskEnd``'s ``Task Info`` and ``Task Metrics``: ``(values, missing)``.
+
+    ``values`` are the metrics in the order of :data:`METRICS`, as logged (``-1``: unknown);
+    ``missing`` the Spark names of the fields the log lacks. ``None`` when the event has no (or an
+    empty) ``Task Metrics``: a failed attempt often has none. Raises
+    :class:`~spn.logs.fields.FieldError` for a field that cannot be what it says, and for a
+    ``Getting Result Time`` outside the task's launch and finish (the driver stamps all three on one
     clock: only a corrupt log has that).
     """
     if metrics is None or (isinstance(metrics, Mapping) and not metrics):
@@ -157,46 +120,38 @@ def read_task_metrics(info: Mapping, metrics: Mapping) -> TaskMetrics | None:
     for group in (INPUT, OUTPUT, SHUFFLE_READ, SHUFFLE_WRITE):
         value = metrics.get(group)
         groups[group] = None if value is None else mapping(value, group)
-    values, missing = {}, []
-    for attribute, group, key, unit in _FIELDS:
+    values, missing = [], []
+    for group, key, unit, high in _READ:     # once per task of a log: kept to plain steps
         source = groups[group]
         if source is None:  # a group Spark 1.x leaves out when the task did not read or write that way
-            values[attribute] = 0 if unit in (_BYTES, _COUNT) else 0.0
-        elif source.get(key) is None:
-            values[attribute] = None
+            values.append(0)
+            continue
+        value = source.get(key)
+        if value is None:
+            values.append(-1)
             missing.append(key)
+        elif type(value) is int and 0 <= value <= high:  # the common case, checked as integer() does, faster
+            values.append(value)
         else:
-            values[attribute] = _number(source[key], key, unit)
-    values["getting_result_s"] = _getting_result(info, missing)
-    return TaskMetrics(**values, missing=_shared(tuple(missing)))
+            values.append(integer(value, key, low=0, high=high, what=unit))
+    values.append(_getting_result(info, missing))
+    return tuple(values), _shared(tuple(missing))
 
 
-def _number(value, key: str, unit: str) -> int | float:
-    """A checked field in its SI unit (seconds for times; bytes and counts as they are)."""
-    high, divisor = _UNITS[unit]
-    if type(value) is int and 0 <= value <= high:  # the common case, checked the same way, faster
-        number = value
-    else:
-        number = integer(value, key, low=0, high=high, what=unit)
-    if divisor is None:
-        return number
-    return number / divisor if number else 0.0
-
-
-def _getting_result(info: Mapping, missing: list) -> float | None:
-    """Seconds the driver spent fetching the result: ``Finish Time - Getting Result Time`` (0: not fetched)."""
+def _getting_result(info: Mapping, missing: list) -> int:
+    """Ms the driver spent fetching the result: ``Finish Time - Getting Result Time`` (0: not fetched; -1: unknown)."""
     info = mapping(info, "Task Info")
     if info.get("Getting Result Time") is None:
         missing.append("Getting Result Time")
-        return None
+        return -1
     getting = time_ms(info, "Getting Result Time")
     if getting == 0:
-        return 0.0
+        return 0
     launch, finish = time_ms(info, "Launch Time", required=True), time_ms(info, "Finish Time", required=True)
     if not launch <= getting <= finish:
         raise FieldError(f"'Getting Result Time' {getting} is not between Launch Time {launch} and Finish Time "
                          f"{finish}: the log is corrupt (its clock ran backwards), and no time in it can be trusted")
-    return (finish - getting) / 1000.0
+    return finish - getting
 
 
 @functools.lru_cache(maxsize=512)

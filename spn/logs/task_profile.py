@@ -1,8 +1,8 @@
 """Where a Spark task's wall time went, and what each stage's tasks cost per byte.
 
-:func:`task_parts` splits one task attempt's wall time (``Finish Time -
+:func:`task_parts` splits each task attempt's wall time (``Finish Time -
 Launch Time``) into parts that add up to it exactly, as the Spark UI's
-timeline does:
+timeline does (for a whole table of attempts at once: an array per part):
 
 - ``scheduler_delay``: what the executor metrics do not account for (the task and its result on
   the wire, queueing on the driver): the wall time minus the four below that are measured;
@@ -21,18 +21,19 @@ bytes and records per task, the share of shuffle bytes fetched from other execut
 per-byte costs that a model scaling with data or executors needs. :func:`task_sizes` gives what each
 task read, the size its compute is set against (``spn.fit.costs`` fits a fixed + per-byte cost to it).
 
->>> from spn.logs.spark import SparkTask
->>> from spn.logs.task_metrics import read_task_metrics
->>> metrics = read_task_metrics({"Getting Result Time": 0}, {
+>>> from spn.logs.task_metrics import METRICS, read_task_metrics
+>>> from spn.logs.task_table import TaskRows
+>>> values, missing = read_task_metrics({"Getting Result Time": 0}, {
 ...     "Executor Deserialize Time": 100, "Executor Run Time": 1800, "Result Serialization Time": 2,
 ...     "JVM GC Time": 40, "Shuffle Read Metrics": {"Fetch Wait Time": 300, "Remote Bytes Read": 4000,
 ...     "Local Bytes Read": 2000}, "Shuffle Write Metrics": {"Shuffle Write Time": 25_000_000}})
->>> task = SparkTask(0, 0, 7, 3, 0, 1000, 3000, "1", "host-1", 1800, "Success", "success", False, metrics=metrics)
->>> parts = task_parts(task)
->>> [round(getattr(parts, name), 3) for name in PARTS]
+>>> rows = TaskRows()
+>>> rows.add(0, 3, 1000, 3000, metrics=values, missing=missing)
+>>> parts = task_parts(rows.table())
+>>> [round(float(getattr(parts, name)[0]), 3) for name in PARTS]
 [0.098, 0.1, 0.3, 0.025, 1.475, 0.002, 0.0]
->>> round(sum(getattr(parts, name) for name in PARTS), 9) == task.duration, parts.notes
-(True, ())
+>>> round(float(sum(getattr(parts, name)[0] for name in PARTS)), 9), dict(parts.notes)
+(2.0, {})
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ from __future__ import annotations
 import types
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from spn.logs.spark import SparkApplication, SparkTask
-from spn.logs.spark_stages import successful_tasks
+from spn.logs.spark import SparkApplication
+from spn.logs.spark_stages import successful_tasks, sum_in_order
+from spn.logs.task_table import TaskTable
 
 __all__ = ["PARTS", "StageProfile", "TaskParts", "stage_profiles", "task_parts", "task_sizes"]
 
@@ -86,109 +88,133 @@ _UNKNOWN = {
 }
 
 
-@dataclass(frozen=True)
+#: the fields of :class:`TaskParts` beside the parts: seconds (``gc``, ``cpu``), then sizes, as the metric of
+#: :data:`~spn.logs.task_metrics.METRICS` each is
+SIZES = {"gc": "gc_s", "cpu": "cpu_s", **{name: name for name in (
+    "input_bytes", "input_records", "remote_bytes", "local_bytes", "remote_blocks", "local_blocks",
+    "shuffle_read_records", "shuffle_write_bytes", "shuffle_write_records", "output_bytes", "output_records",
+    "memory_spilled_bytes", "disk_spilled_bytes")}}
+
+
+@dataclass(frozen=True, eq=False)
 class TaskParts:
-    """One task attempt's wall time (s) in parts that add up to it (:data:`PARTS`), and what it moved.
+    """Task attempts' wall times (s) in parts that add up to each (:data:`PARTS`), and what each moved: an
+    array per field, a value per attempt.
 
     ``gc`` (inside the run) and ``cpu`` (the executor's CPU time, deserialization
     excluded) are seconds, not parts of the sum; sizes are bytes, records and
-    blocks. Each is ``None`` when the log does not say. ``notes`` say where a
-    part was not measured but stood in for (:data:`NO_METRICS`, ...).
+    blocks. Each is ``nan`` where the log does not say. ``measured`` says which
+    runs were measured (not the all-compute fallback); ``notes`` counts the
+    attempts by what stood in for a part not measured (:data:`NO_METRICS`, ...),
+    in the order the attempts first needed it. A part or size not given is 0 or
+    ``nan`` (for tests and examples).
     """
 
-    wall: float
-    scheduler_delay: float
-    deserialize: float
-    fetch_wait: float
-    shuffle_write: float
-    compute: float
-    result_serialize: float
-    getting_result: float
-    gc: float | None = None
-    cpu: float | None = None
-    input_bytes: int | None = None
-    input_records: int | None = None
-    remote_bytes: int | None = None
-    local_bytes: int | None = None
-    remote_blocks: int | None = None
-    local_blocks: int | None = None
-    shuffle_read_records: int | None = None
-    shuffle_write_bytes: int | None = None
-    shuffle_write_records: int | None = None
-    output_bytes: int | None = None
-    output_records: int | None = None
-    memory_spilled_bytes: int | None = None
-    disk_spilled_bytes: int | None = None
-    notes: tuple[str, ...] = ()
+    wall: np.ndarray
+    scheduler_delay: np.ndarray = None
+    deserialize: np.ndarray = None
+    fetch_wait: np.ndarray = None
+    shuffle_write: np.ndarray = None
+    compute: np.ndarray = None
+    result_serialize: np.ndarray = None
+    getting_result: np.ndarray = None
+    gc: np.ndarray = None
+    cpu: np.ndarray = None
+    input_bytes: np.ndarray = None
+    input_records: np.ndarray = None
+    remote_bytes: np.ndarray = None
+    local_bytes: np.ndarray = None
+    remote_blocks: np.ndarray = None
+    local_blocks: np.ndarray = None
+    shuffle_read_records: np.ndarray = None
+    shuffle_write_bytes: np.ndarray = None
+    shuffle_write_records: np.ndarray = None
+    output_bytes: np.ndarray = None
+    output_records: np.ndarray = None
+    memory_spilled_bytes: np.ndarray = None
+    disk_spilled_bytes: np.ndarray = None
+    measured: np.ndarray = None
+    notes: Mapping[str, int] = field(default_factory=dict)
 
-    @property
-    def measured(self) -> bool:
-        """Whether the run was measured (not the all-compute fallback)."""
-        return NO_METRICS not in self.notes and NO_RUN_TIME not in self.notes
+    def __post_init__(self):
+        wall = np.asarray(self.wall, dtype=np.float64)
+        object.__setattr__(self, "wall", wall)
+        for f in fields(self)[1:-2]:
+            value = getattr(self, f.name)
+            default = 0.0 if f.name in PARTS else np.nan
+            object.__setattr__(self, f.name, np.full(wall.shape, default) if value is None
+                               else np.asarray(value, dtype=np.float64))
+        object.__setattr__(self, "measured", np.ones(wall.shape, dtype=bool) if self.measured is None
+                           else np.asarray(self.measured, dtype=bool))
+
+    def __len__(self) -> int:
+        return len(self.wall)
 
 
-def _ns(seconds: float | None) -> int | None:
-    return None if seconds is None else round(seconds * 1e9)
+def task_parts(tasks: TaskTable) -> TaskParts:
+    """The parts of each attempt's wall time in ``tasks`` (see the module's docstring); they sum to its duration.
 
-
-def task_parts(task: SparkTask) -> TaskParts:
-    """The parts of ``task``'s wall time (see the module's docstring); they sum to ``task.duration``.
-
-    Times are split in whole nanoseconds, so the float parts add up to the
-    wall time to within rounding (far below 1e-9 s); no part is negative.
+    Times are split in whole nanoseconds, so the parts add up to the wall time
+    to within rounding (far below 1e-9 s); no part is negative. (The nanoseconds
+    are float64, whole numbers and exact up to 104 days a task.)
     """
-    wall = (task.finish_ms - task.launch_ms) * _TICK_NS
-    m = task.metrics
-    if m is None or m.run_s is None:
-        sizes = {} if m is None else _sizes(m)
-        zero = dict.fromkeys(PARTS, 0.0)
-        return TaskParts(wall=wall / 1e9, **{**zero, "compute": wall / 1e9}, **sizes,
-                         notes=(NO_METRICS if m is None else NO_RUN_TIME,))
-    notes = []
-
-    def known(seconds: float | None, name: str) -> int:
-        if seconds is None:
-            notes.append(f"no {name}: taken as 0 ({_TAKEN_AS_0[name]})")
-            return 0
-        return _ns(seconds)
-
-    deserialize = known(m.deserialize_s, "Executor Deserialize Time")
-    run = _ns(m.run_s)
-    serialize = known(m.result_serialize_s, "Result Serialization Time")
-    getting = known(m.getting_result_s, "Getting Result Time")
-    fetch_wait = known(m.fetch_wait_s, "Fetch Wait Time")
-    shuffle_write = known(m.shuffle_write_s, "Shuffle Write Time")
+    wall = (tasks.finish_ms - tasks.launch_ms) * float(_TICK_NS)
+    sizes = {name: tasks.metric(metric) for name, metric in SIZES.items()}
+    run = _ns(tasks.metric("run_s"))
+    measured = ~np.isnan(run)
+    notes = {NO_METRICS: ~tasks.has_metrics, NO_RUN_TIME: tasks.has_metrics & ~measured}
+    # a part the log lacks is taken as 0, with a note (on measured runs only: the others are all compute)
+    known = {}
+    for part, (metric, name) in _PART_METRICS.items():
+        value = _ns(tasks.metric(metric))
+        notes[f"no {name}: taken as 0 ({_TAKEN_AS_0[name]})"] = measured & np.isnan(value)
+        known[part] = np.where(np.isnan(value), 0.0, value)
+    deserialize, serialize, getting = known["deserialize"], known["result_serialize"], known["getting_result"]
+    fetch_wait, shuffle_write = known["fetch_wait"], known["shuffle_write"]
+    run = np.where(measured, run, 0.0)
     delay = wall - deserialize - run - serialize - getting
-    if delay < 0:  # the measured parts overlap the wall time's ends: out of run first, then the others
-        excess, delay = -delay, 0
-        if excess > _TICK_NS:
-            notes.append(OVERLAP)
-        cut = [run, deserialize, serialize, getting]
-        for i, value in enumerate(cut):
-            taken = min(excess, value)
-            cut[i], excess = value - taken, excess - taken
-        run, deserialize, serialize, getting = cut
-    if fetch_wait + shuffle_write > run:
-        if fetch_wait + shuffle_write - run > _TICK_NS:
-            notes.append(SHUFFLE_OVER_RUN)
-        fetch_wait = min(fetch_wait, run)
-        shuffle_write = min(shuffle_write, run - fetch_wait)
+    # the measured parts overlap the wall time's ends: the excess comes out of run first, then the others
+    excess = np.maximum(-delay, 0.0)
+    notes[OVERLAP] = measured & (excess > _TICK_NS)
+    delay = np.maximum(delay, 0.0)
+    cut = []
+    for value in (run, deserialize, serialize, getting):
+        taken = np.minimum(excess, value)
+        cut.append(value - taken)
+        excess = excess - taken
+    run, deserialize, serialize, getting = cut
+    over = fetch_wait + shuffle_write - run
+    notes[SHUFFLE_OVER_RUN] = measured & (over > _TICK_NS)
+    fetch_wait = np.where(over > 0, np.minimum(fetch_wait, run), fetch_wait)
+    shuffle_write = np.where(over > 0, np.minimum(shuffle_write, run - fetch_wait), shuffle_write)
     compute = run - fetch_wait - shuffle_write
-    return TaskParts(
-        wall=wall / 1e9, scheduler_delay=delay / 1e9, deserialize=deserialize / 1e9, fetch_wait=fetch_wait / 1e9,
-        shuffle_write=shuffle_write / 1e9, compute=compute / 1e9, result_serialize=serialize / 1e9,
-        getting_result=getting / 1e9, **_sizes(m), notes=tuple(notes),
-    )
+    parts = {"scheduler_delay": delay, "deserialize": deserialize, "fetch_wait": fetch_wait,
+             "shuffle_write": shuffle_write, "compute": compute, "result_serialize": serialize,
+             "getting_result": getting}
+    # a run not measured: the whole wall time is compute
+    parts = {name: np.where(measured, value, wall if name == "compute" else 0.0) / 1e9 for name, value in parts.items()}
+    return TaskParts(wall=wall / 1e9, **parts, **sizes, measured=measured, notes=_first_seen(notes))
 
 
-def _sizes(m) -> dict:
-    """The fields of a :class:`TaskParts` beside the parts, from a task's metrics."""
-    return {"gc": m.gc_s, "cpu": m.cpu_s, "input_bytes": m.input_bytes, "input_records": m.input_records,
-            "remote_bytes": m.remote_bytes, "local_bytes": m.local_bytes, "remote_blocks": m.remote_blocks,
-            "local_blocks": m.local_blocks, "shuffle_read_records": m.shuffle_read_records,
-            "shuffle_write_bytes": m.shuffle_write_bytes, "shuffle_write_records": m.shuffle_write_records,
-            "output_bytes": m.output_bytes, "output_records": m.output_records,
-            "memory_spilled_bytes": m.memory_spilled_bytes, "disk_spilled_bytes": m.disk_spilled_bytes}
+#: a part of the wall time the executor measures -> (its metric, Spark's name of the field)
+_PART_METRICS = {"deserialize": ("deserialize_s", "Executor Deserialize Time"),
+                 "result_serialize": ("result_serialize_s", "Result Serialization Time"),
+                 "getting_result": ("getting_result_s", "Getting Result Time"),
+                 "fetch_wait": ("fetch_wait_s", "Fetch Wait Time"),
+                 "shuffle_write": ("shuffle_write_s", "Shuffle Write Time")}
+
+
+def _ns(seconds: np.ndarray) -> np.ndarray:
+    """Seconds as whole nanoseconds (float64; ``nan`` stays)."""
+    return np.round(seconds * 1e9)
+
+
+def _first_seen(masks: dict[str, np.ndarray]) -> dict[str, int]:
+    """``note -> attempts`` for the notes some attempt has, in the order a pass over the attempts meets them
+    (an attempt's own notes in the order of ``masks``)."""
+    seen = [(int(np.argmax(mask)), k, note, int(mask.sum())) for k, (note, mask) in enumerate(masks.items())
+            if mask.any()]
+    return {note: count for _, _, note, count in sorted(seen)}
 
 
 # --------------------------------------------------------------------------
@@ -274,51 +300,63 @@ def stage_profiles(app: SparkApplication) -> list[StageProfile]:
     return [_profile(stage_id, names.get(stage_id, ""), tasks, who) for stage_id, tasks in sorted(by_stage.items())]
 
 
-def _profile(stage_id: int, name: str, tasks: list[SparkTask], who: str) -> StageProfile:
-    parts = [task_parts(task) for task in tasks]
+def _profile(stage_id: int, name: str, tasks: TaskTable, who: str) -> StageProfile:
+    parts = task_parts(tasks)
     n = len(parts)
-    notes = [f"{k} of {n} tasks: {note}" for note, k in Counter(x for p in parts for x in p.notes).items()]
-    with_metrics = [t.metrics for t in tasks if t.metrics is not None]
-    for key, count in Counter(key for m in with_metrics for key in m.missing).items():
+    notes = [f"{k} of {n} tasks: {note}" for note, k in parts.notes.items()]
+    for key, count in _missing_counts(tasks).items():
         if key in _UNKNOWN:
             whose = who if count == n else f"{count} of {n} tasks have"
             notes.append(f"{whose} no {key}: {_UNKNOWN[key]}")
     mean, cv = {}, {}
     for key in ("wall", *PARTS, "gc", "cpu"):
-        mean[key], cv[key] = _mean_cv([getattr(p, key) for p in parts])
-    sizes = {target: _mean_cv([getattr(p, source) for p in parts])[0] for source, target in _MEANS.items()}
-    measured = [p for p in parts if p.measured]
+        mean[key], cv[key] = _mean_cv(getattr(parts, key))
+    sizes = {target: _mean_cv(getattr(parts, source))[0] for source, target in _MEANS.items()}
+    measured = parts.measured
     return StageProfile(
         stage_id=stage_id, name=name, tasks=n,
         mean=types.MappingProxyType(mean), cv=types.MappingProxyType(cv), **sizes,
-        remote_fraction=_ratio(measured, ("remote_bytes",), ("remote_bytes", "local_bytes")),
-        compute_per_byte=_ratio(measured, ("compute",), ("input_bytes", "remote_bytes", "local_bytes")),
-        compute_per_record=_ratio(measured, ("compute",), ("input_records", "shuffle_read_records")),
-        fetch_wait_per_remote_byte=_ratio(measured, ("fetch_wait",), ("remote_bytes",)),
-        shuffle_write_per_byte=_ratio(measured, ("shuffle_write",), ("shuffle_write_bytes",)),
-        executors=_sorted_ids({t.executor_id for t in tasks}), hosts=_sorted_ids({t.host for t in tasks}),
+        remote_fraction=_ratio(parts, measured, "remote_bytes", ("remote_bytes", "local_bytes")),
+        compute_per_byte=_ratio(parts, measured, "compute", ("input_bytes", "remote_bytes", "local_bytes")),
+        compute_per_record=_ratio(parts, measured, "compute", ("input_records", "shuffle_read_records")),
+        fetch_wait_per_remote_byte=_ratio(parts, measured, "fetch_wait", ("remote_bytes",)),
+        shuffle_write_per_byte=_ratio(parts, measured, "shuffle_write", ("shuffle_write_bytes",)),
+        executors=_sorted_ids(tasks.executor, tasks.executor_ids), hosts=_sorted_ids(tasks.host, tasks.hosts),
         notes=tuple(notes),
     )
 
 
-def _mean_cv(values: list) -> tuple[float | None, float | None]:
+def _missing_counts(tasks: TaskTable) -> Counter:
+    """``field -> attempts`` whose ``Task Metrics`` lack it, in the order a pass over the attempts meets them."""
+    codes, first, counts = np.unique(tasks.missing, return_index=True, return_counts=True)
+    missing = Counter()
+    for k in np.argsort(first, kind="stable"):
+        if codes[k] >= 0:
+            for key in tasks.missing_names[codes[k]]:
+                missing[key] += int(counts[k])
+    return missing
+
+
+def _mean_cv(values: np.ndarray) -> tuple[float | None, float | None]:
     """Mean and coefficient of variation of the known values (``None``, ``None`` when none is known)."""
-    known = np.array([v for v in values if v is not None], dtype=float)
+    known = values[~np.isnan(values)]
     if known.size == 0:
         return None, None
     mean = float(known.mean())
     return mean, (float(known.std() / mean) if mean > 0 else 0.0)
 
 
-def _ratio(parts: list[TaskParts], numerator: tuple[str, ...], denominator: tuple[str, ...]) -> float | None:
-    """Sum of ``numerator`` fields over sum of ``denominator`` fields, over the tasks that have them all."""
-    top = bottom = 0
-    for p in parts:
-        up, down = [getattr(p, k) for k in numerator], [getattr(p, k) for k in denominator]
-        if None not in up and None not in down:
-            top += sum(up)
-            bottom += sum(down)
-    return float(top / bottom) if bottom > 0 else None
+def _ratio(parts: TaskParts, use: np.ndarray, numerator: str, denominator: tuple[str, ...]) -> float | None:
+    """Sum of ``numerator`` over sum of the ``denominator`` fields, over the tasks ``use`` selects that have them all.
+
+    The sums run task after task (NumPy's pairwise ``sum`` would round the seconds differently); sizes are whole
+    numbers, added exactly while a stage's total stays under 2**53.
+    """
+    top = getattr(parts, numerator)
+    down = [getattr(parts, k) for k in denominator]
+    use = use & ~np.isnan(top) & ~np.any(np.isnan(down), axis=0)
+    bottom = sum_in_order(sum(down)[use])
+    return float(sum_in_order(top[use]) / bottom) if bottom > 0 else None
 
 
 #: what a task read, by the unit :func:`task_sizes` counts it in (the denominators of the per-byte/record costs)
@@ -326,7 +364,7 @@ _SIZE_FIELDS = {"byte": ("input_bytes", "remote_bytes", "local_bytes"),
                 "record": ("input_records", "shuffle_read_records")}
 
 
-def task_sizes(parts: list[TaskParts]) -> tuple[np.ndarray, str | None]:
+def task_sizes(parts: TaskParts) -> tuple[np.ndarray, str | None]:
     """What each task read, and its unit: ``(sizes, "byte" | "record" | None)``.
 
     The size is the task's input bytes plus its shuffle-read bytes (remote and local): an input
@@ -335,21 +373,22 @@ def task_sizes(parts: list[TaskParts]) -> tuple[np.ndarray, str | None]:
     shuffle) stand in; when none read a record either, the unit is ``None``. A task whose log has
     none of the unit's fields is ``nan``; a field that one task lacks counts as 0 beside the others.
 
-    >>> from spn.logs.task_profile import TaskParts
-    >>> zero = dict.fromkeys(PARTS, 0.0)
-    >>> sizes, unit = task_sizes([TaskParts(wall=1.0, **zero, input_bytes=300), TaskParts(wall=1.0, **zero,
-    ...                           remote_bytes=100, local_bytes=50), TaskParts(wall=1.0, **zero)])
+    >>> parts = TaskParts(wall=[1.0, 1.0, 1.0], input_bytes=[300, None, None], remote_bytes=[None, 100, None],
+    ...                   local_bytes=[None, 50, None])
+    >>> sizes, unit = task_sizes(parts)
     >>> sizes.tolist(), unit
     ([300.0, 150.0, nan], 'byte')
     """
-    for unit, fields in _SIZE_FIELDS.items():
-        sizes = np.array([np.nan if all(getattr(p, k) is None for k in fields)
-                          else float(sum(getattr(p, k) or 0 for k in fields)) for p in parts], dtype=float)
+    for unit, names in _SIZE_FIELDS.items():
+        columns = [getattr(parts, k) for k in names]
+        sizes = sum(np.nan_to_num(c, nan=0.0) for c in columns)
+        sizes = np.where(np.all(np.isnan(columns), axis=0), np.nan, sizes)
         if np.nansum(sizes) > 0:
             return sizes, unit
     return np.full(len(parts), np.nan), None
 
 
-def _sorted_ids(ids: set) -> tuple[str, ...]:
-    """Executor ids or hosts, numbers in numeric order first."""
-    return tuple(sorted((i for i in ids if i is not None), key=lambda i: (not i.isdigit(), len(i), i)))
+def _sorted_ids(codes: np.ndarray, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The executor ids or hosts ``codes`` name, numbers in numeric order first."""
+    ids = {names[k] for k in np.unique(codes).tolist() if k >= 0}
+    return tuple(sorted(ids, key=lambda i: (not i.isdigit(), len(i), i)))

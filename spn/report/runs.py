@@ -23,13 +23,13 @@ a log without executors (local mode) has one, the driver, with the application's
 
 from __future__ import annotations
 
-import statistics
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from spn.exceptions import LogFormatError
+from spn.logs.intervals import covered_seconds, union
+from spn.logs.spark_stages import exact_sum, sum_in_order
 
 __all__ = ["read_application", "run_summary", "timeline", "stage_table", "busy_integral", "BINS"]
 
@@ -60,18 +60,18 @@ def run_summary(app, run) -> dict:
 
     setting = pilot_setting(app, run)
     held = _executors_held(app, setting.cores)
-    busy_by_executor = defaultdict(list)
-    for task in app.tasks:
-        busy_by_executor[task.executor_id if task.executor_id in held else _LOCAL].append(
-            (task.launch_ms, task.finish_ms))
+    tasks = app.tasks
+    owner = _owners(tasks, held)
+    spans = np.column_stack((tasks.launch_ms, tasks.finish_ms))
     executor_seconds = idle_seconds = core_seconds = 0.0
-    for executor_id, (start, end, cores) in held.items():
+    for rows, (start, end, cores) in zip(_rows_of(owner, len(held)), held.values()):
         alive = (end - start) / 1000.0
-        ran = _covered(busy_by_executor.get(executor_id, ()), start, end)
+        ran = covered_seconds(spans[rows], start, end)
         executor_seconds += alive
         idle_seconds += alive - ran
         core_seconds += cores * alive
-    task_seconds = sum(_clipped(t.launch_ms, t.finish_ms, app.start_ms, app.end_ms) for t in app.tasks) / 1000.0
+    clipped = np.minimum(tasks.finish_ms, app.end_ms) - np.maximum(tasks.launch_ms, app.start_ms)
+    task_seconds = exact_sum(np.maximum(clipped, 0)) / 1000.0
     profile = sparklens_profile(app)
     slots = setting.slots
     critical = replay(profile, max(len(app.tasks), 1)).seconds
@@ -109,14 +109,21 @@ def _executors_held(app, cores: int) -> dict[str, tuple[int, int, int]]:
     return held
 
 
-def _covered(intervals, start: int, end: int) -> float:
-    from spn.logs.intervals import covered_seconds
+def _owners(tasks, held: dict) -> np.ndarray:
+    """Per task, the position in ``held`` of the executor it ran on; a task on none of them is the driver's where
+    the driver is held (local mode), else -1."""
+    position = {executor_id: k for k, executor_id in enumerate(held)}
+    # by code + 1: code -1 (no executor id) comes first
+    by_code = np.array([position.get(_LOCAL, -1)] + [position.get(name, position.get(_LOCAL, -1))
+                                                     for name in tasks.executor_ids], dtype=np.int64)
+    return by_code[tasks.executor.astype(np.int64) + 1]
 
-    return covered_seconds(intervals, start, end)
 
-
-def _clipped(a: int, b: int, start: int, end: int) -> int:
-    return max(min(b, end) - max(a, start), 0)
+def _rows_of(owner: np.ndarray, count: int) -> list[np.ndarray]:
+    """The rows (in log order) whose ``owner`` is 0, 1, ..., ``count - 1``: one sort, not a pass per executor."""
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(count + 1))
+    return [order[bounds[k]:bounds[k + 1]] for k in range(count)]
 
 
 def busy_integral(intervals, edges) -> list[float]:
@@ -158,14 +165,13 @@ def timeline(app, bins: int = BINS) -> dict:
     stages.sort(key=lambda s: (s["start_s"], s["stage"], s["attempt"]))
     held = _executors_held(app, 1)
     edges = [start + span * k / bins for k in range(bins + 1)]
-    by_executor = defaultdict(list)
-    for task in app.tasks:
-        by_executor[task.executor_id if task.executor_id in held else _LOCAL].append(
-            (max(task.launch_ms, start), min(task.finish_ms, end)))
-    # an executor is busy while one of its tasks runs: the union of its tasks' intervals
-    busy = [interval for executor_id in held for interval in _union(by_executor.get(executor_id, ()))]
+    owner = _owners(app.tasks, held)
+    clipped = np.column_stack((np.maximum(app.tasks.launch_ms, start), np.minimum(app.tasks.finish_ms, end)))
+    # an executor is busy while one of its tasks runs: the union of its tasks' intervals (of some length)
+    pieces = [union(clipped[rows]) for rows in _rows_of(owner, len(held))]
+    busy = np.concatenate([p[p[:, 1] > p[:, 0]] for p in pieces]) if pieces else []
     alive = [(a, b) for a, b, _ in held.values()]
-    tasks = [(max(t.launch_ms, start), min(t.finish_ms, end)) for t in app.tasks if t.finish_ms > t.launch_ms]
+    tasks = clipped[app.tasks.finish_ms > app.tasks.launch_ms]
     width = span / bins / 1000.0
 
     def means(intervals):
@@ -176,16 +182,6 @@ def timeline(app, bins: int = BINS) -> dict:
             "executors_alive": means(alive), "executors_busy": means(busy), "tasks_running": means(tasks)}
 
 
-def _union(intervals) -> list[tuple[int, int]]:
-    merged = []
-    for a, b in sorted(intervals):
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        elif b > a:
-            merged.append((a, b))
-    return merged
-
-
 def stage_table(app, slots: int, fitted: dict | None = None) -> list[dict]:
     """One row per stage that ran tasks: tasks, attempts, duration, task times, skew, tasks per slot and the
     fit of its law from ``fitted`` (a fitted description's ``reference.phases``, as ``spn fit --report`` reads)."""
@@ -193,22 +189,22 @@ def stage_table(app, slots: int, fitted: dict | None = None) -> list[dict]:
 
     submitted, completed = stage_times(app)
     jobs = stage_jobs(app)
-    attempts = defaultdict(int)
-    for task in app.tasks:
-        attempts[task.stage_id] += 1
+    stage_ids, counts = np.unique(app.tasks.stage_id, return_counts=True)
+    attempts = dict(zip(stage_ids.tolist(), counts.tolist()))
     phase_of = {}
     for name, ref in (fitted or {}).items():
         for sid in ref.get("stage_ids", ()):
             phase_of[sid] = (name, ref)
     rows = []
     for sid, tasks in sorted(successful_tasks(app).items()):
-        times = [t.duration for t in tasks]
-        median = statistics.median(times)
-        first = submitted.get(sid, min(t.launch_ms for t in tasks))
-        last = completed.get(sid, max(t.finish_ms for t in tasks))
+        times = tasks.duration
+        median = float(np.median(times))
+        longest = float(times.max())
+        first = submitted.get(sid, int(tasks.launch_ms.min()))
+        last = completed.get(sid, int(tasks.finish_ms.max()))
         row = {"stage": sid, "job": jobs.get(sid), "tasks": len(tasks), "attempts": attempts[sid],
-               "duration_s": (last - first) / 1000.0, "mean_task_s": sum(times) / len(times), "median_task_s": median,
-               "max_task_s": max(times), "skew": max(times) / median if median > 0 else None,
+               "duration_s": (last - first) / 1000.0, "mean_task_s": sum_in_order(times) / len(times),
+               "median_task_s": median, "max_task_s": longest, "skew": longest / median if median > 0 else None,
                "tasks_per_slot": len(tasks) / slots, "phase": None, "law": None, "ks_distance": None,
                "ks_p_value": None, "ks_p_at_most": False, "verdict": None}
         if sid in phase_of:
