@@ -32,6 +32,9 @@ __all__ = ["StateEstimate", "estimate_states", "SAMPLE_STATES"]
 #: the largest chain of fewer users explored for an estimate (about 1-2 s of the compiled explorer on a
 #: job-identity net); one that passes it ends the sampling, its partial count a lower bound
 SAMPLE_STATES = 200_000
+#: a count past which the next chain is explored by the compiled explorer from its first state (smaller
+#: chains are explored before the compiled code would have loaded)
+COMPILED_AFTER = 200
 #: the relative change of the projection, from one count to the next, at which sampling stops
 SETTLED = 0.02
 #: a projection below this many states ends the sampling: exploring the chain itself is as cheap
@@ -89,7 +92,8 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
             break
         began = time.perf_counter()
         try:
-            states = _count(application_net(replace(desc, workload=replace(desc.workload, users=n))).net, cap, left)
+            net = application_net(replace(desc, workload=replace(desc.workload, users=n))).net
+            states = _count(net, cap, left, compiled=bool(counts) and counts[-1] >= COMPILED_AFTER)
         except StateSpaceLimitError as error:
             at_least = max(at_least, error.reached or 0)
             break
@@ -108,15 +112,16 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
                          seconds=time.perf_counter() - started, rate=rate)
 
 
-def _count(net, cap: int, seconds: float | None) -> int:
-    """The tangible states of ``net`` (StateSpaceLimitError past ``cap`` or ``seconds``), with the compiled
-    explorer from the first state when it is ready: the chains sampled are worth its start."""
+def _count(net, cap: int, seconds: float | None, *, compiled: bool) -> int:
+    """The tangible states of ``net`` (StateSpaceLimitError past ``cap`` or ``seconds``); with ``compiled``,
+    by the compiled explorer from the first state when it is ready (a chain sampled after a large one is
+    worth its start: exploring 20,000 states with NumPy first would cost more)."""
     from spn import kernels
     from spn.statespace import explore
     from spn.statespace.activity_table import is_plain
 
     engine = "auto"
-    if kernels.ready() and is_plain(net, choices=True):
+    if compiled and kernels.ready() and is_plain(net, choices=True):
         engine = "compiled"
     try:
         return explore(net, max_states=cap, max_seconds=seconds, engine=engine).n_states
