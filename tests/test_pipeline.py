@@ -196,6 +196,7 @@ def test_a_terminal_sees_progress_and_why_a_method_was_left(tmp_path):
     os.close(leader)
     err = b"".join(chunks).decode()
     assert proc.returncode == 0
+    assert "estimating the chain's size" in err
     assert "exploring:" in err and "exact stopped:" in err and "simulating" in err
     assert "mean execution time" in out.decode()
 

@@ -100,10 +100,14 @@ def _refuse_by_estimate(desc, budget, seconds) -> None:
     ``max_states``, before any time goes to exploring it."""
     from spn.analysis.state_count import estimate_states
 
+    shown = budget.progress and sys.stderr.isatty()
+    if shown and desc.workload is not None and desc.workload.users > 1:
+        print("\r\033[Kspn: estimating the chain's size from the chains of fewer users", end="", file=sys.stderr,
+              flush=True)
     estimate = estimate_states(desc, max_states=budget.max_states, max_seconds=seconds)
     if estimate is None:
         return
-    if budget.progress and sys.stderr.isatty():
+    if shown:
         print(f"\r\033[Kspn: the chain has {estimate.describe()}", file=sys.stderr, flush=True)
     if estimate.states > ESTIMATE_MARGIN * budget.max_states:
         raise Skipped(f"the chain would have {estimate.describe()}, past max_states {budget.max_states:,}")
