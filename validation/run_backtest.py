@@ -7,8 +7,8 @@ two logs per configuration; ``../shared/data/lundstrom/``, read where they are, 
    (``spn backtest --pilot others``); each run's error ``measured / predicted - 1`` is kept. All of them
    are written to ``spn/pipeline/backtest_errors.json``: what a prediction interval from a single log
    is widened by (:mod:`spn.pipeline.prediction`).
-2. **A: one pilot log** (the first 3-executor log): every other count predicted with its 90 %
-   prediction interval, each run there checked. The interval uses the validation errors *of the other
+2. **A: one pilot log**, each 3-executor log in turn (a user has one of them, either): every other
+   count predicted with its 90 % prediction interval, each run there checked. The interval uses the validation errors *of the other
    query only*, so that no run is judged by an interval made from its own errors.
 3. **B: two pilot logs** (a 3- and a 6-executor log): 12 and 24 executors predicted by
    ``spn predict`` from both (its interval: their own backtest's errors, and the other query's
@@ -65,12 +65,19 @@ def check(query: str, pilots: list[Path], targets: list[int], data: Path, errors
         interval = prediction_interval(row.mean_s, row.spread, errors, level=LEVEL, source=source)
         for log in logs(data, query, row.value):
             run = read_run(log)
-            out.append({"query": query.upper(), "pilots": " + ".join(f"{read_run(p).executors}" for p in pilots),
+            out.append({"query": query.upper(), "pilots": " + ".join(_pilot(p) for p in pilots),
                         "executors": row.value, "log": log.name.split("_", 2)[2].removesuffix(".json.gz"),
                         "measured": run.seconds, "predicted": row.mean_s, "low": interval.low,
                         "high": interval.high, "inside": interval.contains(run.seconds),
                         "guaranteed": interval.guaranteed})
     return out
+
+
+def _pilot(log: Path) -> str:
+    """``3 (…_0026)``: a pilot's executors and the end of its application id."""
+    from spn.studies.backtest import read_run
+
+    return f"{read_run(log).executors} (…_{log.name.removesuffix('.json.gz').rsplit('_', 1)[1]})"
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -108,14 +115,16 @@ def main(argv=None) -> int:
     a, b = [], []
     for q in QUERIES:
         source = f"validation backtest of {'Q52' if q == 'q26' else 'Q26'} (the other query)"
-        a += check(q, logs(args.data, q, 3)[:1], [6, 12, 24], args.data, other[q], source)
+        for pilot in logs(args.data, q, 3):
+            a += check(q, [pilot], [6, 12, 24], args.data, other[q], source)
         b += check(q, [logs(args.data, q, 3)[0], logs(args.data, q, 6)[0]], [12, 24], args.data, other[q], source)
     summary = [
         f"Validation errors (each executor count from each other, every run; {len(every)} in all): "
         + "; ".join(f"{q.upper()} mean |error| {100 * sum(abs(e) for e in errors[q]) / len(errors[q]):.1f} %, "
                     f"max {100 * max(abs(e) for e in errors[q]):.1f} %" for q in QUERIES) + ".",
         "",
-        "**A: from one 3-executor log** (each interval from the other query's validation errors):", "",
+        "**A: from one 3-executor log, each of the two in turn** (each interval from the other query's "
+        "validation errors):", "",
         *table(a), "",
         "**B: from a 3- and a 6-executor log** (each interval from the other query's validation errors):", "",
         *table(b), "",
