@@ -44,19 +44,13 @@ CHEAP = 100_000
 @dataclass(frozen=True)
 class StateEstimate:
     """``states`` projected at ``users`` users, a proven lower bound (``at_least``), the counts at 1, 2, ...
-    users it came from, the seconds it took, and the exploration rate measured on the largest chain
-    sampled (states per second; None when that chain was too small to say)."""
+    users it came from, and the seconds it took."""
 
     users: int
     states: float
     at_least: int
     counts: tuple
     seconds: float
-    rate: float | None = None
-
-    def explore_seconds(self) -> float | None:
-        """The seconds exploring the whole chain would take at the rate measured (None: not known)."""
-        return None if self.rate is None else self.states / self.rate
 
     def describe(self) -> str:
         """``about 4.51e+06 tangible states at 3 users (241, 33,036 at 1-2 users; a rough projection: ...)``."""
@@ -85,12 +79,11 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     cap = SAMPLE_STATES if max_states is None else min(SAMPLE_STATES, max_states)
-    counts, at_least, rate = [], 0, None
+    counts, at_least = [], 0
     for n in range(1, users):
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             break
-        began = time.perf_counter()
         try:
             net = application_net(replace(desc, workload=replace(desc.workload, users=n))).net
             states = _count(net, cap, left, compiled=bool(counts) and counts[-1] >= COMPILED_AFTER)
@@ -99,8 +92,6 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
             break
         counts.append(states)
         at_least = states
-        if states >= CHEAP / 4:     # smaller chains are mostly start-up, not exploring
-            rate = states / (time.perf_counter() - began)
         if len(counts) >= 3 and (_project(counts, users) < CHEAP or _settled(counts, users)):
             break
     # where the next chain passed the sample's limit, the chain grows at least as fast as that says
@@ -109,7 +100,7 @@ def estimate_states(desc, *, max_states: int | None = None, max_seconds: float |
         return None
     projected = max(_project(counts, users) if len(counts) >= 2 else 0.0, _project(seen, users))
     return StateEstimate(users=users, states=projected, at_least=at_least, counts=tuple(counts),
-                         seconds=time.perf_counter() - started, rate=rate)
+                         seconds=time.perf_counter() - started)
 
 
 def _count(net, cap: int, seconds: float | None, *, compiled: bool) -> int:
