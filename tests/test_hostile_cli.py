@@ -292,7 +292,8 @@ def test_a_grid_is_counted_and_generated_never_listed():
 
 
 def test_a_range_of_10_to_the_15_is_bisected_without_listing_it():
-    from spn.studies.plan import find_boundary, parse_target, vary_values
+    from spn.studies.plan import find_boundary
+    from spn.studies.targets import parse_target, vary_values
 
     path, values = vary_values("workload.think_time=1..1000000000000000")
     calls = []

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from spn.studies.plan import parse_target, solve_point as plan_point
+from spn.studies.plan import solve_point as plan_point
+from spn.studies.targets import parse_target
 from spn.studies.sweep import SweepTask, solve_point as sweep_point
 from spn.cli import main
 from spn.description import load_description

@@ -12,7 +12,8 @@ from spn.description import load_description
 from spn.analysis.solve import solve_description
 from spn.pipeline import Question, evaluate_description
 from spn.pipeline.question import parse_percentiles
-from spn.studies.plan import find_boundary, parse_target, parse_vary, plan
+from spn.studies.plan import find_boundary, plan
+from spn.studies.targets import parse_target, parse_vary
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = str(REPO / "models" / "mapreduce.yaml")

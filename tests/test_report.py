@@ -14,7 +14,7 @@ from spn.report.data import build_report, default_cores, default_executors, defa
 from spn.report.html import render_html
 from spn.report.runs import read_application, run_summary, stage_table, timeline
 from spn.studies.cost import parse_price
-from spn.studies.plan import parse_target
+from spn.studies.targets import parse_target
 from spn.studies.predict import predict
 from whatif_logs import pilot_log
 

@@ -10,7 +10,6 @@ import pytest
 import spn.studies.sweep
 from spn.analysis.solve import solve_description
 from spn.studies.sweep import read_rows, run_sweep
-from spn.studies.sweep_grid import rebalance
 from spn.studies.sweep_files import SweepRecord, record_path
 from spn.cli import main
 from spn.description import load_description
@@ -146,22 +145,6 @@ def test_bad_grids_are_one_line_errors(tmp_path, capsys):
         assert err.startswith("spn: error: ") and len(err.strip().splitlines()) == 1, err
         assert all(w in err for w in words), err
     assert not out.exists()
-
-
-def test_rebalance_matches_plan_queues():
-    """The other queues share the rest as spn plan's probes do (2 queues: exactly 1 - share)."""
-    from spn.studies.plan_queues import probe_queues
-    from spn.description.model import Queue
-
-    queues = (Queue("a", 0.5), Queue("b", 0.3, 0.4), Queue("c", 0.2))
-    for share in (0.1, 0.3, 0.7):
-        data = {"queues": [{"name": "a", "capacity": 0.5}, {"name": "b", "capacity": 0.3, "max_capacity": 0.4},
-                           {"name": "c", "capacity": share}]}
-        layout, _ = probe_queues(queues, "c", share)
-        got = {q["name"]: (q["capacity"], q.get("max_capacity", 1.0)) for q in rebalance(data, (2,))["queues"]}
-        assert got == layout
-    two = {"queues": [{"name": "etl", "capacity": 0.6}, {"name": "bi", "capacity": 0.3}]}
-    assert rebalance(two, (1,))["queues"][0]["capacity"] == 1 - 0.3
 
 
 def test_dask_workers_give_the_same_rows(tmp_path):

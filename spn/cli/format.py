@@ -118,9 +118,9 @@ def format_comparison(result: dict) -> str:
 def format_plan(result) -> str:
     """``spn plan``: the summary, any evidence against monotonicity, and every value solved with its verdict.
 
-    An estimated value shows its interval. A queue-share plan (``result.queue``) also shows each share's
-    guaranteed containers, every class's R_c (the planner sees what the other classes pay, not only the
-    targets'), its replications and its notes.
+    An estimated value shows its interval, a simulated one its replications. A queue-share plan
+    (``result.queue``) also shows each share's guaranteed containers and every class's R_c (the planner
+    sees what the other classes pay, not only the targets'), and its notes.
     """
     from spn.studies.plan_result import shown
 
@@ -129,8 +129,9 @@ def format_plan(result) -> str:
         keys = list(dict.fromkeys(t.key for t in result.targets))
     else:
         keys = [k for k in result.points[0].metrics if not k.endswith(("_ci_low", "_ci_high"))]
+    simulated = any("replications" in p.details for p in result.points)
     table = [[result.path, *([f"{queue.name} containers"] if queue else []), *(f"{k} (s)" for k in keys),
-              *(["replications"] if queue else []), "verdict"]]
+              *(["replications"] if simulated else []), "verdict"]]
     notes = []
     for p in result.points:
         cells = [shown(p.value)]
@@ -140,9 +141,10 @@ def format_plan(result) -> str:
             estimated = f"{k}_ci_low" in p.metrics
             cells.append(_interval(p.metrics[k], p.metrics[f"{k}_ci_low"], p.metrics[f"{k}_ci_high"], 4)
                          if estimated else f"{p.metrics[k]:.6g}")
-        if queue:
-            refined = f" (refined to {100 * p.details['rel_precision']:.2g} %)" if p.details["refinements"] else ""
-            cells.append(f"{p.details['replications']:,}{refined}")
+        if simulated:
+            refined = (f" (refined to {100 * p.details['rel_precision']:.2g} %)" if p.details.get("refinements")
+                       else "")
+            cells.append(f"{p.details['replications']:,}{refined}" if "replications" in p.details else "")
         cells.append(p.verdict + ("  <- answer" if p.value == result.answer else ""))
         table.append(cells)
         notes += [f"{result.path}={shown(p.value)}: {note}" for note in p.details.get("notes", ())]
@@ -150,11 +152,12 @@ def format_plan(result) -> str:
     lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
     lines += _columns(table, right_aligned=len(table[0]) - 1)
     lines += notes
-    if queue is None:
-        lines.append(f"{len(result.points)} values solved ({result.method}) in {result.seconds:.2f} s")
-    else:
-        lines.append(f"{len(result.points)} of {len(queue.grid)} shares k/{queue.containers} simulated "
-                     f"({result.method}; cluster engine, 95 % intervals to {100 * queue.rel_precision:g} %, refined "
-                     f"to {100 * queue.refine_to:g} % when straddling; seed {queue.seed} at every share) "
-                     f"in {result.seconds:.1f} s")
+    what = (f"{len(result.points)} values solved" if queue is None else
+            f"{len(result.points)} of {len(queue.grid)} shares k/{queue.containers} solved")
+    how = ""
+    if simulated and result.simulation:
+        sim = result.simulation
+        how = (f"; simulated values: 95 % intervals to {100 * sim['rel_precision']:g} %, refined to "
+               f"{100 * sim['refine_to']:g} % when straddling, seed {sim['seed']} at every value")
+    lines.append(f"{what} ({result.method}{how}) in {result.seconds:.2f} s")
     return "\n".join(lines)

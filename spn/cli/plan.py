@@ -22,11 +22,11 @@ def register(commands) -> None:
         "every target (mean<=S, pQ<=S), by bisection; the metric is checked for monotonicity along every value "
         "solved, and evidence against it is reported. Each value is solved exactly where its chain fits "
         "--max-states, otherwise as spn solve would (job-alone bounds or a simulation; such a value meets a target "
-        "only if its whole interval does). With query classes, --vary queues.NAME.capacity=LO..HI finds the "
-        "smallest share of queue NAME meeting CLASS.mean<=S targets: each share k/C is simulated (cluster "
-        "engine, the same --seed at every share), the other queue gets 1 - share (several others keep their "
-        "proportions), a max_capacity below a probe's capacity is raised to it (the output says so), and a "
-        "share whose 95 % interval straddles the bound is refined, then reported as undecided.",
+        "only if its whole interval does; a simulated value whose interval straddles a bound is refined to "
+        "--refine-to, then reported as undecided). With query classes, targets name a class (CLASS.mean<=S), and "
+        "--vary queues.NAME.capacity=LO..HI finds the smallest share of queue NAME meeting them (the largest for a "
+        "class of another queue): the shares are k/C, the other queue gets 1 - share (several others keep their "
+        "proportions), and a max_capacity below a share's capacity is raised to it (the output says so).",
     )
     _args.add_source(plan)
     _args.add_log_inputs(plan)
@@ -54,14 +54,13 @@ def register(commands) -> None:
                              max_states_help="past N tangible states a value is estimated as spn solve would "
                                              "(default: %(default)s)")
     plan.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
-                      help="relative half-width of the 95 %% intervals when simulating (default: 0.01 for a "
-                           "queue share, spn solve's 0.005 otherwise)")
+                      help="relative half-width of the 95 %% intervals when simulating (default: spn solve's 0.005)")
     plan.add_argument("--refine-to", type=_args.positive_float, default=None, metavar="E",
-                      help="queue share: a share whose interval straddles a bound is refined down to this "
+                      help="a simulated value whose interval straddles a bound is refined down to this "
                            "precision before it is called undecided (default: --rel-precision / 4)")
     plan.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
-                      help="each value's time budget, every method included (default: 30; a queue-share plan: each "
-                           "simulation, default 60); an interval is used either way")
+                      help="each value's time budget, every method included (default: 30); an interval is used "
+                           "either way")
     plan.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
                       help="random seed of every simulation (default: 1, so that a plan repeats; the same seed "
                            "at every value: common random numbers)")
@@ -121,31 +120,32 @@ def register(commands) -> None:
 
 @_args.resolving_logs("model")
 def run_plan(args) -> int:
-    """``spn plan``: bisection over one parameter, or over a queue's share (:func:`_plan_queue_share`)."""
-    from spn.studies.plan import parse_target, plan, vary_values
-    from spn.studies.plan_queues import is_queue_share
+    """``spn plan``: the smallest (or largest) value of one parameter, or share of a queue, meeting the targets."""
+    from spn.studies.cost import COSTED_PATHS
+    from spn.studies.plan import plan
+    from spn.studies.targets import parse_share_vary, parse_target, vary_values
 
     targets = [_args.parse_option("--target", parse_target, text) for text in args.target]
-    if is_queue_share(args.vary):
-        if args.plot:
-            raise SpnError("--plot draws a plan over one parameter; a queue-share plan prints its probes")
-        result = _plan_queue_share(args, targets)
-    else:
-        _args.check_plot(args)
+    share = _args.parse_option("--vary", parse_share_vary, args.vary)
+    if share is None:
         _args.parse_option("--vary", vary_values, args.vary)
-        from spn.studies.cost import COSTED_PATHS
+    if args.plot and share is not None:
+        raise SpnError("--plot draws a plan over one parameter; a queue-share plan prints its shares")
+    _args.check_plot(args)
+    price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
+    if price is not None and args.minimize != "cost":
+        raise SpnError("--price prices the cheapest configuration: give --minimize cost")
+    if args.refine_to is not None and args.rel_precision is not None and args.refine_to > args.rel_precision:
+        raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {args.rel_precision:g}")
+    simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "refine_to": args.refine_to,
+                  "max_seconds": args.max_seconds}
+    result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest,
+                  probes=args.probes, exhaustive=args.exhaustive, minimize=args.minimize, price=price,
+                  **_args.solver_options(args), **simulation)
+    if args.plot:
+        from spn.studies.plot import plot_plan
 
-        price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
-        if price is not None and args.minimize != "cost":
-            raise SpnError("--price prices the cheapest configuration: give --minimize cost")
-        simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "max_seconds": args.max_seconds}
-        result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest,
-                      probes=args.probes, exhaustive=args.exhaustive, minimize=args.minimize, price=price,
-                      **_args.solver_options(args), **simulation)
-        if args.plot:
-            from spn.studies.plot import plot_plan
-
-            plot_plan(result, args.plot, force=args.force)
+        plot_plan(result, args.plot, force=args.force)
     if args.json:
         _args.print_json(result.as_dict())
     else:
@@ -177,23 +177,6 @@ def format_cost(result) -> str:
     lines.append(f"{cost['unit']} = {cost['resource']}s x mean execution time / 3600 (the {cost['resource']}s' "
                  "allocation for the run, driver excluded)" + (f"; price: {cost['price']['how']}" if money else ""))
     return "\n".join(lines)
-
-
-def _plan_queue_share(args, targets):
-    """``spn plan --vary queues.NAME.capacity=LO..HI``: the smallest share, each probe simulated."""
-    from spn.studies.plan_queues import REL_PRECISION, parse_share_vary, plan_queue_share
-
-    _args.parse_option("--vary", parse_share_vary, args.vary)
-    for flag, given in (("--largest", args.largest), ("--exhaustive", args.exhaustive)):
-        if given:
-            raise SpnError(f"{flag}: a queue-share plan takes the direction from the targets' classes (smallest "
-                           f"share for a class of the queue, largest for the others) and always bisects")
-    precision = args.rel_precision or REL_PRECISION
-    if args.refine_to is not None and args.refine_to > precision:
-        raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {precision:g}")
-    return plan_queue_share(
-        _args.source(args), args.vary, targets, sets=args.set, seed=args.seed, rel_precision=precision,
-        refine_to=args.refine_to, max_seconds=args.max_seconds or 60.0, progress=_args.progress(args))
 
 
 def run_sweep(args) -> int:

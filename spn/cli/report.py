@@ -88,7 +88,7 @@ def _size_list(text: str) -> tuple[int, ...]:
 def run_report(args) -> int:
     from spn.report.data import MAX_SECONDS, REL_PRECISION, USERS, build_report
     from spn.report.output import check_outputs, write_outputs
-    from spn.studies.plan import parse_target
+    from spn.studies.targets import parse_target
 
     for option, values in (("--executors", args.executors), ("--cores", args.cores),
                            ("--input-sizes", args.input_sizes)):

@@ -1,7 +1,10 @@
-"""Capacity planning: the smallest value of a parameter meeting a target.
+"""Capacity planning: the smallest value of a parameter, or share of a queue, meeting a target.
 
-Each value is solved by :func:`spn.pipeline.evaluate_description` (the mean and, for
-percentile targets, the tagged job's distribution). :func:`plan` finds the smallest value of one parameter (``--vary
+Each value is solved by :func:`spn.pipeline.evaluate_description`, as ``spn solve`` would (the mean
+and, for percentile targets, the tagged job's distribution; with query classes every class's mean);
+a simulated value whose interval straddles a bound is refined before it is called undecided
+(:func:`solve_point`). A queue's share (``queues.NAME.capacity=LO..HI``) is one more parameter
+(:func:`share_plan`). :func:`plan` finds the smallest value of one parameter (``--vary
 cluster.containers=1..400``) whose solution meets every target (``mean<=120``,
 ``p95<=150``). Execution time usually falls as containers are added, but the net
 does not promise it (priorities, the capacity-scheduler gate and pooled finished
@@ -22,6 +25,7 @@ assuming it:
 ``largest=True`` asks for the largest value instead (e.g. how many users a
 queue can take).
 
+>>> from spn.studies.targets import parse_target
 >>> find_boundary([1, 2, 3, 4, 5, 6, 7, 8], lambda v: {"mean": 100.0 / v},
 ...               [parse_target("mean<=20")]).answer
 5
@@ -31,143 +35,27 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from spn.defaults import MAX_STATES, RTOL
 from spn.exceptions import ConvergenceError, ModelError, SpnError
-from spn.studies.plan_result import PlanPoint, PlanResult, monotonicity_evidence, verdict
+from spn.studies.plan_result import (UNDECIDED, PlanPoint, PlanResult, QueueShare, monotonicity_evidence, shown,
+                                     target_verdict, verdict)
+from spn.studies.targets import MAX_POINTS, Target, parse_share_vary, parse_target, targets_for, vary_values
 
-__all__ = [
-    "Target", "parse_target", "parse_vary", "vary_values", "find_boundary", "plan", "solve_point",
-    "model_data", "solved_point", "MAX_POINTS", "MAX_PROBES", "MAX_VALUE", "MAX_COST_VALUES",
-]
+__all__ = ["plan", "find_boundary", "solve_point", "solved_point", "model_data", "share_plan", "SharePlan",
+           "REFINE_FACTOR", "MAX_PROBES", "MAX_COST_VALUES"]
 
-#: the most configurations one command solves (a sweep's grid, an exhaustive plan)
-MAX_POINTS = 1_000_000
 #: interior values a plan solves before bisecting
 MAX_PROBES = 1_000
 #: the most values above the smallest meeting the targets that a search for the cheapest solves
 MAX_COST_VALUES = 200
-#: the largest magnitude of a --vary or --grid range end: integers stay exact as floats below 2**53
-MAX_VALUE = 10 ** 15
-
-
-# --------------------------------------------------------------------------- targets and ranges
-# [CLASS.]METRIC<=S: the class is everything before the last dot that precedes the metric
-_TARGET = re.compile(r"^\s*(?:(.+?)\.)?(mean_execution_time|mean|p(\d+(?:\.\d+)?))\s*(<=|<)\s*"
-                     r"([0-9.]+(?:[eE][-+]?\d+)?)\s*s?\s*$")
-
-
-@dataclass(frozen=True)
-class Target:
-    """``mean<=120`` or ``p95<=150``: a metric (seconds), a comparison and a bound.
-
-    ``query_class`` names the class whose metric it is (``dashboard.mean<=30``) in a
-    description with query classes (docs/design.md §4.6); None: the model's one class.
-    """
-
-    metric: str
-    op: str
-    bound: float
-    query_class: str | None = None
-
-    @property
-    def percentile(self) -> float | None:
-        return None if self.metric == "mean" else float(self.metric[1:])
-
-    @property
-    def key(self) -> str:
-        """The name of its metric among a solved point's metrics: ``p95``, or with a class ``dashboard.mean``."""
-        return self.metric if self.query_class is None else f"{self.query_class}.{self.metric}"
-
-    def met(self, value: float) -> bool:
-        return value <= self.bound if self.op == "<=" else value < self.bound
-
-    def __str__(self) -> str:
-        prefix = "" if self.query_class is None else f"{self.query_class}."
-        return f"{prefix}{self.metric}{self.op}{self.bound:g}"
-
-
-def parse_target(text: str) -> Target:
-    """Parse ``mean<=120``, ``p95<=150``, ``p99.9<200``, and with a class ``dashboard.mean_execution_time<=30``.
-
-    ``mean_execution_time`` is another name for ``mean``.
-
-    >>> parse_target("p95 <= 150")
-    Target(metric='p95', op='<=', bound=150.0, query_class=None)
-    >>> str(parse_target("dashboard.mean_execution_time<=30"))
-    'dashboard.mean<=30'
-    """
-    match = _TARGET.match(str(text))
-    if not match:
-        raise ModelError(f"target: expected [CLASS.]METRIC<=SECONDS with METRIC mean (or mean_execution_time) "
-                         f"or pQ (e.g. mean<=120, p95<=150, dashboard.mean<=30), got {text!r}")
-    query_class, metric, q, op, number = match.groups()
-    try:
-        bound = float(number)
-    except ValueError:      # the pattern lets "1.2.3" through
-        raise ModelError(f"target: the bound must be a number of seconds, got {number!r}") from None
-    if metric == "mean_execution_time":
-        metric = "mean"
-    if q is not None:
-        if not 0 < float(q) < 100:
-            raise ModelError(f"target: percentile {q} is not in (0, 100)")
-        metric = f"p{float(q):g}"
-    if not math.isfinite(bound) or bound <= 0:
-        raise ModelError(f"target: the bound must be a positive number of seconds, got {number}")
-    if query_class is not None:
-        query_class = query_class.strip()
-        if not query_class:
-            raise ModelError(f"target: the class name before {metric} is empty in {text!r}")
-    return Target(metric, op, bound, query_class)
-
-
-def parse_vary(text: str) -> tuple[str, list[int]]:
-    """``PATH=LO..HI`` (integers, inclusive) or ``PATH=V1,V2,...`` -> (path, sorted values), as a list.
-
-    >>> parse_vary("cluster.containers=3..6")
-    ('cluster.containers', [3, 4, 5, 6])
-    """
-    path, values = vary_values(text)
-    if len(values) > MAX_POINTS:
-        raise ModelError(f"vary: {len(values):,} values, more than {MAX_POINTS:,} to list")
-    return path, list(values)
-
-
-def vary_values(text: str) -> tuple[str, Sequence[int]]:
-    """Like :func:`parse_vary`, but a range stays a :class:`range`: nothing is built for ``1..10**15``.
-
-    >>> vary_values("workload.users=1..1000000000000")
-    ('workload.users', range(1, 1000000000001))
-    """
-    path, sep, spec = str(text).partition("=")
-    path, spec = path.strip(), spec.strip()
-    if not sep or not path or not spec:
-        raise ModelError(f"vary: expected PATH=LO..HI or PATH=V1,V2,..., got {text!r}")
-    try:
-        if ".." in spec:
-            lo, hi = (int(x) for x in spec.split("..", 1))
-            if hi < lo:
-                raise ModelError(f"vary: empty range {spec!r} (LO must be <= HI)")
-            values = range(lo, hi + 1)
-        else:
-            values = sorted({int(x) for x in spec.split(",")})
-    except ValueError:
-        raise ModelError(f"vary: the values must be integers (LO..HI or a list), got {_short(spec)!r}") from None
-    if abs(values[0]) > MAX_VALUE or abs(values[-1]) > MAX_VALUE:
-        raise ModelError(f"vary: {path} values must lie between -{MAX_VALUE:.0e} and {MAX_VALUE:.0e}, "
-                         f"got {_short(spec)}")
-    return path, values
-
-
-def _short(text, width: int = 60) -> str:
-    """``text``, cut to ``width`` characters for a one-line message."""
-    text = str(text)
-    return text if len(text) <= width else text[:width] + "..."
+#: a simulated value whose interval straddles a bound is refined down to this fraction of ``rel_precision``
+#: (16 times the replications) before it is called undecided
+REFINE_FACTOR = 0.25
 
 
 def model_data(model, sets: Sequence[str] = ()) -> dict:
@@ -191,6 +79,97 @@ def model_data(model, sets: Sequence[str] = ()) -> dict:
     if not isinstance(data, Mapping):
         parse_description(data, source=source)      # raises the reader's own message
     return apply_overrides(data, sets)
+
+
+# --------------------------------------------------------------------------- a queue's share
+@dataclass(frozen=True)
+class SharePlan:
+    """A plan over a queue's share (``--vary queues.NAME.capacity=LO..HI``), for a description with queues.
+
+    A share matters only through containers (the queue is guaranteed share · C and may hold
+    floor(max_capacity · C)), so its values are the shares k/C in LO..HI; each share's configuration
+    is the model with the other queues sharing the rest (:func:`spn.description.shares.rebalance`).
+    More share never hurts the classes of the varied queue and never helps the others': a target on
+    the queue's classes asks for the smallest share, a target on another queue's for the largest,
+    and every class's mean is checked for that direction (``directions``).
+    """
+
+    path: str
+    grid: tuple
+    queue: QueueShare
+    largest: bool
+    directions: dict
+    data: dict = field(repr=False)
+    position: int = 0
+    before: tuple = ()
+    source: str = ""
+
+    def describe(self, share: float):
+        from spn.description import parse_description
+        from spn.description.overrides import apply_overrides
+        from spn.description.shares import rebalance
+
+        data = rebalance(apply_overrides(self.data, [f"{self.path}={share!r}"]), (self.position,))
+        return parse_description(data, source=self.source)
+
+    def details(self, desc) -> dict:
+        """What a share's configuration was: its guaranteed containers, every queue's capacity and maximum,
+        and notes on the maxima raised."""
+        from spn.description.model import queues_of
+        from spn.description.shares import raised_maxima
+
+        after = queues_of(desc)
+        return {"guaranteed_containers": self.queue.guaranteed(after[self.position].capacity),
+                "capacities": {q.name: q.capacity for q in after},
+                "max_capacities": {q.name: q.max_capacity for q in after},
+                "notes": raised_maxima(self.before, after)}
+
+
+def share_plan(data, vary: str, targets, largest: bool = False, *, source: str = "") -> SharePlan | None:
+    """The :class:`SharePlan` of ``vary`` on the description mapping ``data``, or None when ``vary`` is not a
+    queue's share.
+
+    >>> import yaml
+    >>> p = share_plan(yaml.safe_load(open("models/two-queues.yaml")), "queues.bi.capacity=0.2..0.6",
+    ...                [parse_target("dashboard.mean<=5")])
+    >>> p.grid, p.largest, p.queue.name
+    ((0.25, 0.3125, 0.375, 0.4375, 0.5, 0.5625), False, 'bi')
+    """
+    from spn.description import parse_description
+    from spn.description.model import job_classes, queues_of
+    from spn.description.shares import share_grid
+
+    parsed = parse_share_vary(vary)
+    if parsed is None:
+        return None
+    name, lo, hi = parsed
+    base = parse_description(data, source=source)
+    queues = queues_of(base)
+    if not base.queues:
+        raise ModelError(f"vary: model {base.name} has no queues to share (queues.{name}.capacity needs a "
+                         f"description with classes and queues, docs/design.md §4.6)")
+    position = next((i for i, q in enumerate(queues) if q.name == name), None)
+    if position is None and name.isdigit() and int(name) < len(queues):
+        position = int(name)
+    if position is None:
+        raise ModelError(f"vary: unknown queue {name!r} in queues.{name}.capacity "
+                         f"(queues: {', '.join(q.name for q in queues)})")
+    queue = queues[position].name
+    classes = {c.name: c for c in job_classes(base)}
+    helped = {classes[t.query_class].queue == queue for t in targets_for(base, targets)}
+    if len(helped) > 1:
+        raise ModelError(f"target: {', '.join(map(str, targets))} mix classes of queue {queue} (which want the "
+                         f"smallest share) with classes of other queues (which want the largest): plan them apart")
+    if largest:
+        raise ModelError("largest: a queue-share plan takes the direction from the targets' classes (smallest "
+                         "share for a class of the queue, largest for the others)", option="largest")
+    C = base.cluster.containers
+    grid = share_grid(lo, hi, C)
+    if not grid:
+        raise ModelError(f"vary: no share k/{C} (a whole number of the {C} containers) lies in {lo:g}..{hi:g}")
+    directions = {f"{c}.mean": -1 if query_class.queue == queue else 1 for c, query_class in classes.items()}
+    return SharePlan(f"queues.{queue}.capacity", grid, QueueShare(queue, C, grid), helped == {False}, directions,
+                     data, position, queues, source)
 
 
 # --------------------------------------------------------------------------- the search
@@ -286,18 +265,55 @@ def solved_point(value, solve: Callable[[int], dict], targets) -> PlanPoint:
     return PlanPoint(value, metrics, verdict(metrics, targets), time.perf_counter() - started, how, details)
 
 
-def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None) -> dict:
-    """The targets' metrics at one configuration (``{"mean": s, "p95": s}``) and the ``method`` that gave them,
-    from :func:`spn.pipeline.evaluate_description` (what ``spn solve`` answers). An estimated metric
-    (job-alone bounds, a simulation's interval) also gives ``METRIC_ci_low``/``METRIC_ci_high``."""
-    from spn.pipeline import Question, evaluate_description
+def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=None,
+                refine_to: float | None = None) -> dict:
+    """The targets' metrics at one configuration and the ``method`` that gave them, from
+    :func:`spn.pipeline.evaluate_description` (what ``spn solve`` answers).
 
-    result = evaluate_description(desc, question=Question(percentiles=tuple(percentiles)), budget=budget,
-                                  method=method)
+    One class: ``{"mean": s, "p95": s}``; query classes: every class's mean, ``{"dashboard.mean": s, ...}``
+    (the planner sees what the other classes pay, not only the targets'). An estimated metric
+    (job-alone bounds, a simulation's interval) also gives ``METRIC_ci_low``/``METRIC_ci_high``.
+    A simulation whose interval straddles a target's bound is run again to a finer precision, down
+    to ``refine_to`` (None: never), before the value is called undecided; ``details`` then says the
+    replications, the last precision asked and the ``refinements``.
+    """
+    from spn.pipeline import Budget, Question, evaluate_description
+
+    budget = budget or Budget()
+    precision, refinements = budget.rel_precision, 0
+    while True:
+        result = evaluate_description(desc, question=Question(percentiles=tuple(percentiles)),
+                                      budget=replace(budget, rel_precision=precision), method=method)
+        out = _metrics(result, targets)
+        if result.method != "simulation":
+            return out
+        straddling = [t for t in targets if target_verdict(out, t) == UNDECIDED]
+        if (not straddling or refine_to is None or precision <= refine_to * (1 + 1e-9)
+                or not result.details.get("precision_met", True)):
+            break
+        # ask for the precision that would decide the closest straddling target, at least halving it
+        gaps = [abs(out[t.key] - t.bound) / abs(out[t.key]) if out[t.key] else 0.0 for t in straddling]
+        gap = min(gaps) if all(math.isfinite(g) for g in gaps) else 0.0
+        precision = max(refine_to, min(precision / 2, 0.8 * gap))
+        refinements += 1
+    out["details"] = {"replications": result.details.get("replications"), "rel_precision": precision,
+                      "refinements": refinements}
+    return out
+
+
+def _metrics(result, targets) -> dict:
+    """The metrics a plan judges, read from a :class:`spn.pipeline.Result` (see :func:`solve_point`)."""
     out = {"method": result.method}
+    estimated = result.method != "exact"
+    if "classes" in result.details:
+        for name, c in result.details["classes"].items():
+            out[f"{name}.mean"] = c["mean_execution_time"]
+            if estimated:
+                out[f"{name}.mean_ci_low"], out[f"{name}.mean_ci_high"] = c["ci_low"], c["ci_high"]
+        return out
     for metric in {t.metric for t in targets} | {"mean"}:
         out[metric] = result.metric(metric)
-        if result.method != "exact":
+        if estimated:
             out[f"{metric}_ci_low"], out[f"{metric}_ci_high"] = result.metric_interval(metric)
     return out
 
@@ -305,32 +321,40 @@ def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=N
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
          largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
          rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False, fallback: bool = True,
-         seed=1, rel_precision: float | None = None, max_seconds: float | None = None,
-         minimize: str = "value", price=None) -> PlanResult:
-    """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file.
+         seed=1, rel_precision: float | None = None, refine_to: float | None = None,
+         max_seconds: float | None = None, minimize: str = "value", price=None) -> PlanResult:
+    """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file
+    (or a pilot's logs, whose Spark keys apply the what-if rules).
 
-    Each value is solved by :func:`solve_point` (``seed``, ``rel_precision``, ``max_seconds``: its simulations).
-    ``minimize="cost"`` (``vary`` executors or containers, :data:`spn.studies.cost.COSTED_PATHS`) also solves
-    every value above the smallest one meeting the targets (at most :data:`MAX_COST_VALUES`) and gives the
-    cheapest of them: value x mean execution time, in money at ``price`` (:class:`spn.studies.cost.Price`).
+    Each value is solved by :func:`solve_point` (``seed``, ``rel_precision``, ``max_seconds``: its
+    simulations; the same seed at every value, so differences between values are theirs, not noise's;
+    a simulated value straddling a bound is refined down to ``refine_to``, by default ``rel_precision / 4``).
+    ``vary`` is ``PATH=LO..HI`` or ``PATH=V1,V2,...`` of integers, or a queue's share
+    ``queues.NAME.capacity=LO..HI`` (see :func:`share_plan`). ``minimize="cost"`` (``vary`` executors or
+    containers, :data:`spn.studies.cost.COSTED_PATHS`) also solves every value above the smallest one
+    meeting the targets (at most :data:`MAX_COST_VALUES`) and gives the cheapest of them: value x mean
+    execution time, in money at ``price`` (:class:`spn.studies.cost.Price`).
 
     >>> r = plan("models/mapreduce.yaml", "cluster.containers=1..16", ["mean<=14"])  # doctest: +SKIP
     >>> r.answer, r.neighbour                                                         # doctest: +SKIP
     (4, 3)
     """
     from spn.description import parse_description
-    from spn.description.model import require_single_class
     from spn.pipeline import Budget
     from spn.pipeline.source import configure, is_description_file
 
     from spn.studies.cost import COSTED_PATHS
 
-    path, values = vary_values(vary)
     targets = tuple(t if isinstance(t, Target) else parse_target(t) for t in targets)
     if not targets:
         raise ModelError("give at least one target")
     if minimize not in ("value", "cost"):
         raise ModelError(f"minimize must be 'value' or 'cost', got {minimize!r}", option="minimize")
+    logs = [model] if isinstance(model, (str, os.PathLike)) else list(model)
+    from_logs = not (len(logs) == 1 and is_description_file(logs[0]))
+    data = {} if from_logs else model_data(logs[0], sets)
+    share = None if from_logs else share_plan(data, vary, targets, largest, source=str(model))
+    path, values = (share.path, share.grid) if share else vary_values(vary)
     if minimize == "cost":
         if path not in COSTED_PATHS:
             raise ModelError(f"a cost counts the hours of what is varied: vary {' or '.join(COSTED_PATHS)}, "
@@ -339,64 +363,65 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
             raise ModelError("the cheapest configuration is searched above the smallest one meeting the targets: "
                              "it cannot be combined with the largest", option="largest")
     percentiles = sorted({t.percentile for t in targets if t.percentile is not None})
-    logs = [model] if isinstance(model, (str, os.PathLike)) else list(model)
-    from_logs = not (len(logs) == 1 and is_description_file(logs[0]))
-    data = {} if from_logs else model_data(logs[0], sets)
 
-    def describe(v=None):
+    def describe(v):
         if from_logs:       # a pilot's logs: Spark keys apply the what-if rules (spn.pipeline.source)
-            desc = configure(logs, [*sets, *([] if v is None else [f"{path}={v}"])])
-        else:
-            desc = parse_description(data, [] if v is None else [f"{path}={v}"], source=str(model))
-        require_single_class(desc, "spn plan --vary " + path,
-                             instead="spn plan --vary queues.NAME.capacity=LO..HI --target CLASS.mean<=S")
-        return desc
-
-    if data.get("classes"):
-        describe()          # a model with query classes is refused here once, not at every value
+            return configure(logs, [*sets, f"{path}={v}"])
+        if share:
+            return share.describe(v)
+        return parse_description(data, [f"{path}={v}"], source=str(model))
 
     # report bad values before solving anything: every value of a list, the two ends of a range
     # (a range is never listed; a bad value inside it stops the search when it is reached)
-    checked = values if isinstance(values, list) else sorted({values[0], values[-1]})
+    checked = values if isinstance(values, (list, tuple)) else sorted({values[0], values[-1]})
     problems = []
     for v in checked:
         try:
-            name = describe(v).name
+            reference = describe(v)
         except ModelError as error:
-            problems.append(f"{path}={v}: {error}")
+            problems.append(f"{path}={shown(v)}: {error}")
     if problems:
         raise ModelError(problems[:5] + ([f"... and {len(problems) - 5} more"] if len(problems) > 5 else []))
-    strangers = [str(t) for t in targets if t.query_class not in (None, name)]
-    if strangers:
-        raise ModelError(f"target: {', '.join(strangers)} names a class, but model {name} has one class, "
-                         f"{name!r} (leave the prefix out)")
-    # a prefix naming the one class names the model's own metric: "mapreduce.mean" is what solve_point calls "mean"
-    targets = tuple(replace(t, query_class=None) for t in targets)
+    targets = targets_for(reference, targets)
+    if share is not None:
+        largest = share.largest
 
     limits = {name: value for name, value in (("rel_precision", rel_precision), ("max_seconds", max_seconds))
               if value is not None}
     budget = Budget(rtol=rtol, max_states=max_states, seed=seed, progress=progress, **limits)
+    refine_to = budget.rel_precision * REFINE_FACTOR if refine_to is None else refine_to
+    if not 0 < refine_to <= budget.rel_precision:
+        raise ModelError(f"refine_to {refine_to:g} must lie in (0, rel_precision {budget.rel_precision:g}]",
+                         option="refine_to")
     if not fallback and method == "auto":
         method = "exact"
 
     def solve(v):
         try:
-            return solve_point(describe(v), targets, percentiles=percentiles, method=method, budget=budget)
+            desc = describe(v)
+            point = solve_point(desc, targets, percentiles=percentiles, method=method, budget=budget,
+                                refine_to=refine_to)
         except ConvergenceError:
             raise
         except SpnError as error:
-            located = type(error)(f"at {path}={v}: {error}")
+            located = type(error)(f"at {path}={shown(v)}: {error}")
             located.option = error.option
             raise located from None
+        if share:
+            point["details"] = share.details(desc) | point.get("details", {})
+        return point
 
     def show(point):
         if progress:
-            metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items())
-            print(f"plan: {path}={point.value}: {metrics} ({point.method}) -> {point.verdict} "
+            metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items() if not k.endswith("_ci_high")
+                                and not k.endswith("_ci_low"))
+            print(f"plan: {path}={shown(point.value)}: {metrics} ({point.method}) -> {point.verdict} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
-    result = replace(find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
-                                   on_point=show, path=path), model=name)
+    result = find_boundary(values, solve, targets, largest=largest, probes=probes, exhaustive=exhaustive,
+                           on_point=show, path=path, directions=share.directions if share else None)
+    result = replace(result, model=reference.name, queue=share.queue if share else None,
+                     simulation={"rel_precision": budget.rel_precision, "refine_to": refine_to, "seed": seed})
     if minimize == "cost":
         result = _cheapest(result, solve, COSTED_PATHS[path], price, show)
     return result

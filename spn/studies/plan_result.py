@@ -1,9 +1,7 @@
 """What a capacity plan found, and how far to trust it: the points solved, their verdicts, the evidence.
 
-Both plans of ``spn plan`` give a :class:`PlanResult`: one over a parameter
-(:func:`spn.studies.plan.plan`) and one over a queue's share
-(:func:`spn.studies.plan_queues.plan_queue_share`, which adds :class:`QueueShare`). Two rules
-live here because both plans must apply them alike:
+:func:`spn.studies.plan.plan` gives a :class:`PlanResult`, over any parameter; over a queue's share
+it adds :class:`QueueShare`. Two rules decide what a plan may claim:
 
 - **The decision rule** (:func:`verdict`). A target is *met* at a value only if its metric's whole
   interval is within the bound, *missed* only if the whole interval is outside, and *undecided*
@@ -15,7 +13,7 @@ live here because both plans must apply them alike:
   intervals do not overlap. Targets met at one value and missed at one further from the preferred
   end are evidence too.
 
->>> from spn.studies.plan import parse_target
+>>> from spn.studies.targets import parse_target
 >>> verdict({"mean": 9.0, "mean_ci_low": 8.0, "mean_ci_high": 10.0}, [parse_target("mean<=9.5")])
 'undecided'
 """
@@ -74,7 +72,7 @@ def monotonicity_evidence(points, targets, largest: bool, *, path: str = "value"
     metrics to check; by default the targets' (-1 for the smallest value, +1 for the largest). A queue
     plan also checks the classes that have no target.
 
-    >>> from spn.studies.plan import parse_target
+    >>> from spn.studies.targets import parse_target
     >>> points = [PlanPoint(v, {"mean": m}, MET) for v, m in ((1, 9.0), (2, 7.0), (3, 8.0))]
     >>> monotonicity_evidence(points, [parse_target("mean<=10")], largest=False, path="x")
     ['mean rises from 7 s at x=2 to 8 s at 3, though it should never rise as x grows']
@@ -154,25 +152,18 @@ class PlanPoint:
 
 @dataclass(frozen=True)
 class QueueShare:
-    """The queue a queue-share plan varies: its values are shares k/``containers`` of the ``grid``, each
-    simulated by the cluster engine to ``rel_precision`` (refined to ``refine_to`` when an interval
-    straddles a bound) with the same ``seed``."""
+    """The queue a queue-share plan varies: its values are the shares k/``containers`` of the ``grid``."""
 
     name: str
     containers: int
     grid: tuple
-    rel_precision: float
-    refine_to: float
-    seed: int
 
     def guaranteed(self, share: float) -> int:
         """The containers ``share`` guarantees the queue."""
         return round(share * self.containers)
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "containers": self.containers, "grid": list(self.grid),
-                "simulation": {"engine": "cluster", "confidence": 0.95, "rel_precision": self.rel_precision,
-                               "refine_to": self.refine_to, "seed": self.seed, "common_random_numbers": True}}
+        return {"name": self.name, "containers": self.containers, "grid": list(self.grid)}
 
 
 @dataclass(frozen=True)
@@ -202,6 +193,9 @@ class PlanResult:
     model: str | None = None
     #: a queue-share plan: the queue whose share is varied (its values are shares)
     queue: QueueShare | None = None
+    #: how a value that simulates is simulated: ``rel_precision`` of its 95 % intervals, refined down to
+    #: ``refine_to`` when one straddles a bound, the same ``seed`` at every value (common random numbers)
+    simulation: dict | None = None
     #: ``minimize="cost"``: the cost of every value solved that meets the targets (:mod:`spn.studies.cost`),
     #: the cheapest value, the price and the priced resource (``executor``, ``container``)
     costs: tuple = ()
@@ -240,7 +234,7 @@ class PlanResult:
                 text += f"; monotone on all {len(self.points)} solved values"
             else:
                 text += (f"; NOT monotone on the solved values, so a {'larger' if self.largest else 'smaller'} "
-                         "value may also meet it" + (" (use --exhaustive)" if self.queue is None else ""))
+                         "value may also meet it (use --exhaustive)")
         estimated = [p for p in self.points if p.method != "exact"]
         if estimated:
             how = " or ".join(sorted({p.method for p in estimated}))
@@ -264,6 +258,8 @@ class PlanResult:
         if self.queue is not None:
             out["queue"] = self.queue.as_dict() | {
                 "answer_containers": None if self.answer is None else self.queue.guaranteed(self.answer)}
+        if self.simulation is not None:
+            out["simulation"] = {"confidence": 0.95, **self.simulation, "common_random_numbers": True}
         if self.resource is not None:
             out["cost"] = self.cost_dict()
         return out

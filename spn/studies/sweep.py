@@ -65,7 +65,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.pipeline.result import percentile_key
-from spn.studies.plan import _short, model_data
+from spn.studies.plan import model_data
+from spn.studies.targets import _short
 from spn.studies.sweep_files import SweepRecord, SweepWriter, check_outputs, resume_rows
 from spn.studies.sweep_grid import (
     CLASS_KEYS, QUEUE_KEYS, TOTAL_COLUMNS, ClassSweep, check_values, class_layout, columns, grid_point, grid_points,

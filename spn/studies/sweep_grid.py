@@ -17,32 +17,19 @@ rows), ``replications``, ``precision_met`` (simulated rows), ``converged`` (exac
 ``seconds`` and ``error``. Interval columns are empty on exact rows. A result column that
 is also a grid path (``queues.bi.capacity``) appears once, as the grid's.
 
-**Queue capacities on the grid.** YARN requires the capacities of sibling queues to sum to 1,
-and a capacity planner who asks "what if bi had 0.25 of the cluster?" means "and the others
-share the rest": so do ``spn plan --vary queues.NAME.capacity`` and this sweep. The queues
-whose capacity is *not* on the grid share 1 minus the grid's capacities in proportion to
-their capacities in the model (with two queues the other gets exactly 1 - share, as
-:func:`~spn.studies.plan_queues.probe_queues` gives it). A queue whose capacity then
-exceeds its ``max_capacity`` has the maximum raised to the capacity, as a plan's probe
-does (YARN requires max >= capacity; raising the ceiling is the smallest change that keeps
-the point a configuration), unless its ``max_capacity`` is itself on the grid (then the
-point is invalid and recorded as failed). When every queue's capacity is on the grid,
-nothing is rebalanced: the points whose capacities do not sum to 1 are invalid. Refusing
-instead would make a one-queue question take one grid dimension per queue, with most
-combinations invalid. A point whose grid capacities leave nothing for the other queues
-fails with that reason.
+**Queue capacities on the grid.** A queue's capacity on the grid rebalances the queues off it
+(:func:`spn.description.shares.rebalance`, as ``spn plan --vary queues.NAME.capacity`` does): they
+share 1 minus the grid's capacities in proportion to their capacities in the model, and a maximum
+below its capacity is raised unless the ``max_capacity`` is itself on the grid (then the point is
+invalid and recorded as failed). When every queue's capacity is on the grid, nothing is rebalanced:
+the points whose capacities do not sum to 1 are invalid. Refusing instead would make a one-queue
+question take one grid dimension per queue, with most combinations invalid.
 
 >>> grid = parse_grid(["cluster.containers=2..4", "workload.users=1,5"])
 >>> grid
 [('cluster.containers', ['2', '3', '4']), ('workload.users', ['1', '5'])]
 >>> grid_size(grid), grid_point(grid, 3)
 (6, ('3', '5'))
->>> shares_on_grid({"queues": [{"name": "etl"}, {"name": "bi"}]}, ["queues.bi.capacity", "cluster.containers"])
-((1,), ())
->>> data = {"queues": [{"name": "a", "capacity": 0.5}, {"name": "b", "capacity": 0.3, "max_capacity": 0.1},
-...                    {"name": "c", "capacity": 0.6}]}          # the grid's queues.c.capacity=0.6
->>> [(q["capacity"], q.get("max_capacity")) for q in rebalance(data, (2,))["queues"]]
-[(0.25, None), (0.15, 0.15), (0.6, None)]
 """
 
 from __future__ import annotations
@@ -53,13 +40,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from spn.pipeline.result import percentile_key
-from spn.studies.plan import MAX_POINTS, MAX_VALUE, _short
+from spn.studies.targets import MAX_POINTS, MAX_VALUE, _short
 from spn.studies.sweep_files import RESULT_COLUMNS, TAIL_COLUMNS
+from spn.description.shares import rebalance, share_positions
 from spn.description.validate import CAPACITY_SUM
 from spn.exceptions import ModelError
 
 __all__ = ["parse_grid", "grid_size", "grid_points", "grid_point", "columns", "ClassSweep", "class_layout",
-           "shares_on_grid", "rebalance", "point_description", "names_of", "check_values", "TOTAL_COLUMNS",
+           "point_description", "names_of", "check_values", "TOTAL_COLUMNS",
            "CLASS_KEYS", "QUEUE_KEYS"]
 
 
@@ -157,62 +145,6 @@ class ClassSweep:
     max_seconds: float | None = None
 
 
-def _queue_position(items, key: str):
-    """The position of queue ``key`` (a name first, else an index), as ``--set`` finds it."""
-    from spn.description.overrides import _list_index
-
-    return _list_index(items, key) if isinstance(items, list) else None
-
-
-def shares_on_grid(data, paths) -> tuple[tuple, tuple]:
-    """The positions of the queues whose ``capacity``, and whose ``max_capacity``, are grid paths."""
-    items = data.get("queues")
-    found = {"capacity": [], "max_capacity": []}
-    for path in paths:
-        parts = str(path).split(".")
-        if len(parts) == 3 and parts[0] == "queues" and parts[2] in found:
-            position = _queue_position(items, parts[1])
-            if position is not None and position not in found[parts[2]]:
-                found[parts[2]].append(position)
-    return tuple(sorted(found["capacity"])), tuple(sorted(found["max_capacity"]))
-
-
-def _fraction(value) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok and 0 < value <= 1 else None
-
-
-def rebalance(data: dict, shares, pinned=()) -> dict:
-    """``data`` (a mapping after the point's overrides; changed in place) with the queues off the grid
-    sharing 1 - the grid's capacities, and maxima raised to capacities (see the module docstring).
-
-    Values that are not capacities in (0, 1] are left for the validation to name.
-    """
-    items = data.get("queues")
-    if not shares or not isinstance(items, list) or not all(isinstance(q, dict) for q in items):
-        return data
-    others = [k for k in range(len(items)) if k not in shares]
-    given = [_fraction(items[k].get("capacity")) for k in shares]
-    before = [_fraction(items[k].get("capacity")) for k in others]
-    if not others or None in given or None in before:
-        return data
-    rest = 1.0 - sum(given)
-    if rest <= 1e-9:
-        names = ", ".join(str(items[k].get("name", k)) for k in shares)
-        left = ", ".join(str(items[k].get("name", k)) for k in others)
-        raise ModelError(f"queues: the grid gives {names} {sum(given):.6g} of the cluster, leaving nothing for "
-                         f"{left} (the queues off the grid share 1 - the grid's capacities)")
-    total = sum(before)
-    for k, capacity in zip(others, before):
-        items[k]["capacity"] = rest if len(others) == 1 else capacity * rest / total
-    for k, item in enumerate(items):
-        ceiling = _fraction(item.get("max_capacity", 1.0))
-        capacity = _fraction(item.get("capacity"))
-        if k not in pinned and ceiling is not None and capacity is not None and ceiling < capacity:
-            item["max_capacity"] = capacity
-    return data
-
-
 def point_description(data, overrides, layout: ClassSweep | None, source=None):
     """The description of one point: ``data`` with the point's overrides, its queues rebalanced."""
     from spn.description import parse_description
@@ -267,7 +199,7 @@ def class_layout(data, grid, *, method, percentiles, deadline, seed, rel_precisi
         raise ModelError("percentiles and deadline: a sweep over query classes reports each class's mean execution "
                          "time and throughput (the execution-time distribution is solved for one class)",
                          option="percentiles" if percentiles else "deadline")
-    shares, pinned = shares_on_grid(data, [path for path, _ in grid])
+    shares, pinned = share_positions(data, [path for path, _ in grid])
     return ClassSweep((), (), shares, pinned, seed,
                       SIMULATION_PRECISION if rel_precision is None else float(rel_precision),
                       SIMULATION_SECONDS if max_seconds is None else float(max_seconds))
@@ -292,7 +224,7 @@ def check_values(model, data, grid, layout: ClassSweep | None = None):
 
     Of a range ``LO..HI`` only the ends are checked (the bounds of a description are
     intervals), so that a grid of a million points starts at once. With query classes each
-    point is rebalanced first (:func:`rebalance`), and a value may not rename a class or a
+    point is rebalanced first (:func:`~spn.description.shares.rebalance`), and a value may not rename a class or a
     queue (the columns are named after them).
     """
     from spn.description.model import require_single_class
@@ -303,7 +235,7 @@ def check_values(model, data, grid, layout: ClassSweep | None = None):
     queues = data.get("queues") if layout is not None else None
     # every queue's capacity on the grid: nothing is rebalanced, and a combination not summing to 1
     # is a failed point (recorded when it comes), not a reason to refuse the whole grid
-    every_share = isinstance(queues, list) and len(shares_on_grid(data, [p for p, _ in grid])[0]) == len(queues)
+    every_share = isinstance(queues, list) and len(share_positions(data, [p for p, _ in grid])[0]) == len(queues)
     for d, (path, values) in enumerate(grid):
         others = [f"{p}={first[k]}" for k, (p, _) in enumerate(grid) if k != d]
         for v in ((values[0], values[-1]) if _is_range(values) else values):

@@ -11,11 +11,10 @@ import json
 import pytest
 import yaml
 
-from spn.studies.plan import parse_target, plan
-from spn.studies.plan_queues import plan_queue_share, probe_queues, share_grid
+from spn.studies.plan import plan
+from spn.studies.targets import parse_target
 from spn.studies.plan_result import MET, MISSED, UNDECIDED, PlanPoint, monotonicity_evidence
 from spn.cli import main
-from spn.description.model import Queue
 
 
 def write_model(tmp_path, containers=4, bi_tasks=(2, 10.0, "deterministic")):
@@ -46,7 +45,8 @@ def two_queues(tmp_path_factory):
 @pytest.fixture(scope="module")
 def obvious(two_queues):
     """The dashboard needs two containers for R <= 15 s: bi must be guaranteed 2 of the 4, share 0.5."""
-    return plan_queue_share(two_queues, "queues.bi.capacity=0.1..0.9", ["dashboard.mean_execution_time<=15"])
+    return plan(two_queues, "queues.bi.capacity=0.1..0.9", ["dashboard.mean_execution_time<=15"], probes=0,
+                rel_precision=0.01)
 
 
 def test_the_plan_picks_the_share_that_guarantees_two_containers(obvious):
@@ -79,20 +79,6 @@ def test_capacities_sum_to_one_and_maxima_follow_the_capacity(obvious):
     assert not quarter["notes"]
 
 
-def test_the_other_queues_keep_their_proportions_and_a_low_maximum_is_raised():
-    queues = (Queue("a", 0.5, 0.6), Queue("b", 0.3), Queue("c", 0.2))
-    layout, notes = probe_queues(queues, "c", 0.1)     # a and b share 0.9 as 5 : 3
-    assert layout["a"][0] == pytest.approx(0.5625) and layout["b"][0] == pytest.approx(0.3375)
-    assert sum(c for c, _ in layout.values()) == pytest.approx(1.0)
-    assert notes == []                                 # a: 0.5625 <= its maximum 0.6
-    layout, notes = probe_queues(queues, "c", 0.02)    # a: 0.6125, above 0.6
-    assert layout["a"] == (pytest.approx(0.6125), pytest.approx(0.6125)) and notes[0].startswith("a.max_capacity")
-    layout, notes = probe_queues((Queue("etl", 0.6, 0.9), Queue("bi", 0.4)), "bi", 0.0625)
-    assert layout == {"etl": (0.9375, 0.9375), "bi": (0.0625, 1.0)}
-    assert notes == ["etl.max_capacity raised from 0.9 to 0.9375 (its capacity)"]
-    assert share_grid(0.05, 0.95, 16)[0] == 1 / 16 and share_grid(0.51, 0.55, 16) == ()
-
-
 def test_a_straddling_share_is_refined_then_reported_undecided_not_guessed(tmp_path):
     from spn.description import load_description
     from spn.simulation.runner import simulate_description
@@ -103,8 +89,8 @@ def test_a_straddling_share_is_refined_then_reported_undecided_not_guessed(tmp_p
     desc = load_description(model, ["queues.etl.capacity=0.5", "queues.bi.capacity=0.5"])
     finest = simulate_description(desc, engine="cluster", seed=1, rel_precision=0.02,
                                   max_replications=100_000).classes["dashboard"]["mean_execution_time"].value
-    result = plan_queue_share(model, "queues.bi.capacity=0.5..0.5", [f"dashboard.mean<={finest!r}"],
-                              rel_precision=0.05, refine_to=0.02)
+    result = plan(model, "queues.bi.capacity=0.5..0.5", [f"dashboard.mean<={finest!r}"], method="simulation",
+                  rel_precision=0.05, refine_to=0.02)     # (auto would solve this small chain exactly)
     (point,) = result.points
     assert point.verdict == UNDECIDED and not point.met
     assert point.metrics["dashboard.mean_ci_low"] < finest < point.metrics["dashboard.mean_ci_high"]
@@ -115,7 +101,7 @@ def test_a_straddling_share_is_refined_then_reported_undecided_not_guessed(tmp_p
 
 def test_json_shape_is_a_plans_with_the_queue_and_every_class(two_queues, capsys):
     code = main(["plan", two_queues, "--vary", "queues.bi.capacity=0.1..0.9", "--target", "dashboard.mean<=15",
-                 "--json"])
+                 "--probes", "0", "--rel-precision", "0.01", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     # a one-parameter plan's keys, and the queue
@@ -124,9 +110,9 @@ def test_json_shape_is_a_plans_with_the_queue_and_every_class(two_queues, capsys
     assert (out["answer"], out["neighbour"], out["want"], out["path"], out["range"], out["method"]) == (
         0.5, 0.25, "smallest", "queues.bi.capacity", [0.25, 0.75], "bisection")
     assert out["model"] == "share" and out["monotone"] is True and out["evidence"] == []
-    assert out["queue"] == {"name": "bi", "containers": 4, "grid": [0.25, 0.5, 0.75], "answer_containers": 2,
-                            "simulation": {"engine": "cluster", "confidence": 0.95, "rel_precision": 0.01,
-                                           "refine_to": 0.0025, "seed": 1, "common_random_numbers": True}}
+    assert out["queue"] == {"name": "bi", "containers": 4, "grid": [0.25, 0.5, 0.75], "answer_containers": 2}
+    assert out["simulation"] == {"confidence": 0.95, "rel_precision": 0.01, "refine_to": 0.0025, "seed": 1,
+                                 "common_random_numbers": True}
     point = out["points"][0]
     assert set(point) == {"value", "met", "verdict", "method", "seconds", "guaranteed_containers", "capacities",
                           "max_capacities", "notes", "replications", "rel_precision", "refinements",
@@ -135,7 +121,7 @@ def test_json_shape_is_a_plans_with_the_queue_and_every_class(two_queues, capsys
 
 
 def test_the_same_seed_repeats_the_plan(two_queues, obvious):
-    again = plan_queue_share(two_queues, "queues.bi.capacity=0.4..0.6", ["dashboard.mean<=15"])
+    again = plan(two_queues, "queues.bi.capacity=0.4..0.6", ["dashboard.mean<=15"], rel_precision=0.01)
     assert again.points[0].metrics == obvious.point(0.5).metrics      # common random numbers
 
 
@@ -175,11 +161,13 @@ def test_only_moves_beyond_the_noise_are_evidence():
     ("queues.bi.capacity=0.3..0.4", "dashboard.mean<=15", "no share k/4"),
     ("queues.bi.capacity=0.1..0.9", "reports.mean<=15", "unknown class 'reports'"),
     ("queues.bi.capacity=0.1..0.9", "mean<=15", "name the class"),
-    ("queues.bi.capacity=0.1..0.9", "dashboard.p95<=15", "mean execution times only"),
-    ("cluster.containers=1..4", "dashboard.mean<=15", "use spn plan --vary queues.NAME.capacity"),
+    ("queues.bi.capacity=0.1..0.9", "dashboard.p95<=15", "mean execution time only"),
+    ("queues.bi.capacity=0.1..0.9", "dashboard.mean<=15 --largest", "takes the direction from the targets"),
+    ("queues.bi.capacity=0.1..0.9", "dashboard.mean<=15 --target etl.mean<=9", "plan them apart"),
+    ("workload.users=1..4", "dashboard.mean<=15", "workload: not used with classes"),
 ])
 def test_hostile_inputs_are_one_line_errors_with_exit_2(two_queues, capsys, vary, target, message):
-    assert main(["plan", two_queues, "--vary", vary, "--target", target]) == 2
+    assert main(["plan", two_queues, "--vary", vary, "--target", *target.split()]) == 2
     err = capsys.readouterr().err
     assert err.startswith("spn: error:") and message in err and len(err.strip().splitlines()) == 1
 
@@ -198,3 +186,11 @@ def test_a_one_class_plan_estimates_values_whose_chain_is_too_large():
             assert p.met == (p.metrics["mean_ci_high"] <= 12)
             assert p.metrics["mean_ci_low"] <= p.metrics["mean"] <= p.metrics["mean_ci_high"]
     assert "estimated" in mixed.summary()
+
+
+def test_any_parameter_of_a_model_with_classes_is_planned_against_a_class_target(two_queues):
+    """Not only a share: containers too, each configuration solved as spn solve solves it."""
+    result = plan(two_queues, "cluster.containers=2..8", ["dashboard.mean<=15"], probes=1, rel_precision=0.02)
+    assert result.queue is None and result.answer is not None
+    assert result.point(result.answer).met and all(not p.met for p in result.points if p.value < result.answer)
+    assert all({"etl.mean", "dashboard.mean"} <= set(p.metrics) for p in result.points)
