@@ -424,8 +424,7 @@ def test_every_one_class_path_refuses_classes_in_one_line():
     require_single_class(load_description("models/mapreduce.yaml"), "anything")      # one class: nothing to say
 
 
-@pytest.mark.parametrize("command", [["simulate", "--engine", "net"],
-                                     ["plan", "--vary", "cluster.containers=1..4", "--target", "mean<=10"]])
+@pytest.mark.parametrize("command", [["simulate", "--engine", "net"]])
 def test_the_commands_that_model_one_class_exit_2_with_one_line(command, capsys, tmp_path, monkeypatch):
     from pathlib import Path
 
