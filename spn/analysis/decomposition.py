@@ -9,22 +9,31 @@ chain over the number n of jobs in the cluster (docs/design.md §5.8):
   compiled cluster simulator (:mod:`spn.simulation.cluster_compiled`) with k users and no think
   time, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
   bound C / W (W the mean container-seconds of a job), interpolated between (monotone cubic);
-- ``fair`` shares the containers equally between the jobs, a symmetric discipline: the
-  birth-death chain with arrivals (N − n)/Z and completions X(n) (:func:`birth_death`);
 - ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
   takes what the older one leaves. The chain follows the progress of the two oldest jobs in
   Erlang stages (the oldest in r, from the squared coefficient of variation of a job's time
   alone; the second in fewer, as its progress matters less and each of its stages multiplies
   the chain): the oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs
   together complete X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
-  which the birth-death chain, whose completions are memoryless, does not say.
+  which the birth-death chain (arrivals (N − n)/Z, completions X(n) memoryless: :func:`birth_death`)
+  does not say;
+- ``fair`` deals the containers round-robin, one more to each of the C mod n oldest jobs (and past
+  C jobs one to each of the C oldest), so the older jobs, which are further on, get more: with
+  regular jobs that is partly service in order, and fair is faster than processor sharing (the
+  birth-death chain, up to 6 % too slow on a few containers). The chain follows the progress of
+  every job in service in Erlang stages, ranked by progress, each advancing in proportion to its
+  containers, together at X(n) (:func:`fair_shares`), a job's work (its container-seconds) in
+  stages from their squared coefficient of variation (:func:`work_stages`); the states multiply
+  with the stages, so it is solved with as many as fit and its R extrapolated linearly in 1 / r
+  (:func:`fair_response`).
 
 R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user (a job's cycle is
 Z + 1 / X(1)) and where the cluster is product-form (one exponential task per job: an M/M/C
-station, r = 1, both chains are the birth-death chain) when X(k) is exact. The error it reports
+station, r = 1, every chain is the birth-death chain) when X(k) is exact. The error it reports
 is the simulated X(k)'s 95 % intervals propagated through the chain plus, as the model's error,
-the gap between the two chains (validation/run_decomposition.py measures both against long
-simulations: docs/decomposition.md).
+the gap between the birth-death and fifo chains (processor sharing and service in order, the two
+ends between which fair lies for jobs no more variable than exponential ones;
+validation/run_decomposition.py measures both against long simulations: docs/decomposition.md).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 3, "think_time": 2.0},
@@ -42,12 +51,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spn.analysis.chains import MAX_FILL, MAX_STAGES, SECOND_STAGES, birth_death, oldest_two, stage_counts
+from spn.analysis.chains import (
+    FAIR_WORK, MAX_FILL, MAX_STAGES, SECOND_STAGES, birth_death, deal, fair_response, fair_shares, fair_stages,
+    oldest_two, stage_counts,
+)
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
 __all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "birth_death",
-           "oldest_two", "job_stages", "stage_counts", "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL",
-           "POLICIES"]
+           "oldest_two", "fair_shares", "fair_response", "deal", "job_stages", "work_stages", "stage_counts",
+           "fair_stages",
+           "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK", "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
@@ -84,9 +97,11 @@ class Throughput:
 @dataclass(frozen=True)
 class Decomposition:
     """The answer: ``mean`` (R), its interval (``low``, ``high``: the X(k)'s intervals propagated, widened
-    by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the two chains' R
-    (``birth_death_mean``, ``oldest_two_mean``), the ``stages`` of the fifo chain's oldest and second
-    oldest jobs (r, r2), the ``curve`` of measured X(k), and the seconds it took."""
+    by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the chains' R
+    (``birth_death_mean``, ``oldest_two_mean``, and under fair ``fair_mean``), the ``stages`` of the fifo
+    chain's oldest and second oldest jobs (r, r2), the stages the fair chain was solved with
+    (``fair_stages``; its R extrapolated from there to the stages of a job's work), the ``curve`` of measured X(k),
+    and the seconds it took."""
 
     mean: float
     low: float
@@ -96,8 +111,10 @@ class Decomposition:
     model_error: float
     birth_death_mean: float
     oldest_two_mean: float
+    fair_mean: float | None
     stages: int
     second_stages: int
+    fair_stages: int | None
     policy: str
     curve: tuple
     seconds: float
@@ -110,8 +127,8 @@ class Decomposition:
     def as_dict(self) -> dict:
         return {"low": self.low, "high": self.high, "error_bound": self.error_bound,
                 "model_error_s": self.model_error, "birth_death_mean": self.birth_death_mean,
-                "oldest_two_mean": self.oldest_two_mean, "stages": self.stages,
-                "second_stages": self.second_stages,
+                "oldest_two_mean": self.oldest_two_mean, "fair_mean": self.fair_mean, "stages": self.stages,
+                "second_stages": self.second_stages, "fair_stages": self.fair_stages,
                 "throughput_curve": [{"k": x.k, "X": x.value, "low": x.low, "high": x.high, "source": x.source,
                                       "jobs": x.jobs} for x in self.curve]}
 
@@ -143,23 +160,33 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
     work = _work(desc)
     curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
-    stages, second = stage_counts(job_stages(desc, seed=seed), N) if N > 1 else (1, 1)
+    job = job_stages(desc, seed=seed) if N > 1 else 1
+    stages, second = stage_counts(job, N)
+    policy = desc.scheduler.policy
+    fair = policy == "fair"
+    work_r = work_stages(desc) if N > 1 else 1
 
-    def mean(pick: str) -> tuple[float, float]:
+    def mean(pick: str, chain: str) -> float:
+        """R by ``chain`` with the curve's ``pick`` (value, low or high) of X(k)."""
         rates = _rates(curve, N, pick, C / work)
-        return (_response(N, Z, birth_death(N, Z, rates)),
-                _response(N, Z, oldest_two(N, Z, rates, stages, second)))
+        if chain == "birth-death":
+            return _response(N, Z, birth_death(N, Z, rates))
+        if chain == "fifo":
+            return _response(N, Z, oldest_two(N, Z, rates, stages, second))
+        return fair_response(N, Z, rates, C, work_r)[0]
 
-    r_bd, r_fifo = mean("value")
-    chosen = r_fifo if desc.scheduler.policy == "fifo" else r_bd
-    slow, fast = mean("low"), mean("high")       # lower throughputs, longer times
-    index = 1 if desc.scheduler.policy == "fifo" else 0
+    r_bd, r_fifo = mean("value", "birth-death"), mean("value", "fifo")
+    r_fair = mean("value", "fair") if fair else None
+    chosen = r_fair if fair else r_fifo
+    slow, fast = mean("low", policy), mean("high", policy)       # lower throughputs, longer times
+    # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
     gap = abs(r_fifo - r_bd)
-    low, high = min(fast[index], chosen) - gap, max(slow[index], chosen) + gap
+    low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
-                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, stages=stages,
-                         second_stages=second, policy=desc.scheduler.policy, curve=curve, seconds=time.perf_counter() - started)
+                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, fair_mean=r_fair,
+                         stages=stages, second_stages=second, fair_stages=fair_stages(work_r, N, C) if fair else None,
+                         policy=policy, curve=curve, seconds=time.perf_counter() - started)
 
 
 def _response(N: int, Z: float, x: float) -> float:
@@ -298,4 +325,21 @@ def job_stages(desc, *, seed=0) -> int:
     jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
     times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
     scv = float(np.var(times) / np.mean(times) ** 2)
+    return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
+
+
+def work_stages(desc) -> int:
+    """The Erlang stages of a job's work, its container-seconds (what the fair chain's jobs advance
+    through): 1 / their squared coefficient of variation, a sum of independent task times, rounded,
+    at most :data:`MAX_STAGES`.
+
+    >>> from spn.description import parse_description
+    >>> work_stages(parse_description({"name": "x", "workload": {"users": 2, "think_time": 1.0},
+    ...     "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 3, "task_time": 1.0, "shape": 2}]}))
+    6
+    """
+    from spn.simulation.distributions import phase_distribution
+
+    laws = [(p.tasks, phase_distribution(p)) for p in desc.phases if p.holds_containers]
+    scv = sum(n * law.variance for n, law in laws) / sum(n * law.mean for n, law in laws) ** 2
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
