@@ -2,7 +2,10 @@
 in front of a cluster that completes X(n) jobs per second with n jobs present, solved exactly.
 
 - :func:`birth_death`: completions memoryless at X(n) (processor sharing, product-form);
-- :func:`oldest_two` (``fifo``): the progress of the two oldest jobs in Erlang stages.
+- :func:`oldest_two` (``fifo``): the progress of the two oldest jobs in Erlang stages;
+- :func:`fair_shares` (``fair``): the progress of every job in service in Erlang stages, the
+  containers dealt round-robin to the most advanced first (:func:`deal`); :func:`fair_response`
+  extrapolates its R to a job's stages when fewer fit.
 
 >>> round(birth_death(2, 1.0, [0.0, 1.0, 1.0]), 6), round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)
 (0.8, 0.8)
@@ -17,7 +20,8 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["birth_death", "oldest_two", "fair_shares", "deal", "stage_counts", "fair_stages", "fair_response", "FAIR_WORK", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL"]
+__all__ = ["birth_death", "oldest_two", "stage_counts", "fair_shares", "deal", "fair_stages", "fair_response",
+           "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
 
 #: Erlang stages of the oldest job's progress in the fifo chain, at most
 MAX_STAGES = 40
@@ -227,7 +231,7 @@ def _moves(m: int, r: int, C: int) -> dict:
     above = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1] - counts
     unit = np.eye(r, dtype=int)
 
-    def find(level_m, wanted):
+    def find(level_m, wanted):        # -1 where the move is impossible (no job at that stage): never used
         index = {row.tobytes(): i for i, row in enumerate(_multisets(level_m, r))}
         return np.array([index.get(row.tobytes(), -1) for row in wanted], dtype=np.int64)
 
