@@ -109,7 +109,8 @@ def evaluate_point(desc) -> dict:
     r = sim.mean_execution_time
     half = (r.ci_high - r.ci_low) / 2
     return {"R": d.mean, "low": d.low, "high": d.high, "bd": d.birth_death_mean, "two": d.oldest_two_mean,
-            "stages": d.fair_stages if d.policy == "fair" else d.stages, "ks": [x.k for x in d.curve], "sources": sorted({x.source for x in d.curve}),
+            "stages": d.fair_stages if d.policy == "fair" else d.stages, "ks": [x.k for x in d.curve],
+            "sources": sorted({x.source for x in d.curve}),
             "ref": r.value, "ref_half": half, "U": sim.utilization.value, "error": d.mean / r.value - 1,
             "stated": d.error_bound, "covered": d.low - half <= r.value <= d.high + half,
             "wall_s": wall, "cpu_s": cpu, "sim_s": sim_s, "sim_replications": sim.replications}
