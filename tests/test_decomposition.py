@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spn.analysis.decomposition import (
-    birth_death, decompose, not_applicable, oldest_two, stage_counts, throughput_curve,
+    birth_death, deal, decompose, fair_shares, fair_stages, not_applicable, oldest_two, stage_counts, throughput_curve,
 )
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
@@ -156,14 +156,67 @@ def test_the_pipeline_names_it_and_its_error():
     assert "decomposition" in result.summary()
 
 
-@pytest.mark.parametrize("shape", [1, 4])
-def test_fair_on_few_containers_is_over_estimated_and_the_stated_interval_says_so(shape):
-    """Whole containers, ties to the oldest job: with as many jobs as containers fair serves jobs in
-    order, which the birth-death chain (exact for processor sharing) does not see. X(k) is exact here,
-    so the whole error is the chain's: 3.9 % above the exact R, inside the stated interval."""
-    desc = _desc(4, 40.0, 2, [{"name": "p", "tasks": 8, "task_time": 1.0, "shape": shape}], policy="fair")
+@pytest.mark.parametrize("users, containers, tasks, shape, think", [
+    (4, 2, 8, 1, 40.0), (4, 2, 8, 4, 40.0), (6, 2, 8, 4, 40.0), (5, 3, 4, 3, 10.0)])
+def test_fair_on_few_containers_follows_the_jobs_progress(users, containers, tasks, shape, think):
+    """Whole containers dealt round-robin, ties to the oldest job: the older jobs, further on, get more,
+    which the birth-death chain (processor sharing) does not see: it is 3.9-7.8 % above the exact R
+    here. The fair chain is within 3.5 % (2.0-3.2 % on these jobs of 4 to 8 tasks), and the stated
+    interval holds the exact R. X(k) is exact, so the whole error is the chain's."""
+    desc = _desc(users, think, containers, [{"name": "p", "tasks": tasks, "task_time": 1.0, "shape": shape}],
+                 policy="fair")
     exact = _exact(desc)
     d = decompose(desc)
     assert all(x.source == "exact" for x in d.curve)
-    assert d.mean / exact - 1 == pytest.approx(0.0394, abs=0.001)
+    assert d.birth_death_mean / exact - 1 > 0.035
+    assert 0 < d.mean / exact - 1 < min(0.035, 0.65 * (d.birth_death_mean / exact - 1))
     assert d.low <= exact <= d.high
+
+
+# --------------------------------------------------------------------------- the fair chain
+@pytest.mark.parametrize("users", [1, 3, 8])
+def test_the_fair_chain_with_one_stage_is_the_birth_death_chain(users):
+    rates = np.concatenate([[0.0], np.cumsum(np.random.default_rng(users).uniform(0.1, 1.0, users))])
+    assert fair_shares(users, 2.5, rates, 3, 1) == pytest.approx(birth_death(users, 2.5, rates), rel=1e-10)
+
+
+def test_containers_are_dealt_round_robin_oldest_first():
+    assert deal(1, 8).tolist() == [8] and deal(3, 8).tolist() == [3, 3, 2] and deal(8, 8).tolist() == [1] * 8
+    assert deal(12, 8).tolist() == [1] * 8         # past C jobs, the others wait
+    assert all(deal(n, 10).sum() == 10 for n in range(1, 20))
+
+
+@pytest.mark.parametrize("stages", [2, 5, 20])
+def test_equal_shares_are_processor_sharing_and_insensitive(stages):
+    # 12 containers split evenly between 1, 2, 3 or 4 jobs: processor sharing, whose R does not depend
+    # on the jobs' law (BCMP), so the chain of any number of stages is the birth-death chain
+    rates = [0.0, 0.9, 1.0, 1.0, 1.0]
+    assert fair_shares(4, 3.0, rates, 12, stages) == pytest.approx(birth_death(4, 3.0, rates), rel=1e-9)
+
+
+def test_fair_on_one_container_serves_jobs_in_order():
+    # one container goes to the most advanced job: the fifo chain whose second job never progresses
+    rates = [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert fair_shares(4, 2.0, rates, 1, 20) == pytest.approx(oldest_two(4, 2.0, rates, 20, 1), rel=1e-9)
+
+
+def test_regular_jobs_on_few_containers_are_faster_than_processor_sharing():
+    # 88 users on 8 containers (the validation's g07): R falls as the jobs grow regular, linearly in
+    # 1 / r from three stages on, which is what the extrapolation to a job's stages assumes
+    rates = np.concatenate([[0.0], np.full(88, 8 / 4885.0)])
+    r = [88 / fair_shares(88, 93_611.6, rates, 8, s) - 93_611.6 for s in (1, 2, 3, 4)]
+    assert r[0] == pytest.approx(88 / birth_death(88, 93_611.6, rates) - 93_611.6, rel=1e-10)
+    assert r[0] > r[1] > r[2] > r[3] > 0.97 * r[0]
+    slope = (r[2] - r[3]) / (1 / 3 - 1 / 4)
+    assert r[2] + slope * (1 / 2 - 1 / 3) == pytest.approx(r[1], rel=0.002)
+    assert fair_stages(40, 88, 8) == 3 and fair_stages(40, 2, 8) == 29 and fair_stages(1, 88, 8) == 1
+
+
+def test_the_chains_are_solved_in_heavy_load():
+    # 10 users who hardly think, on a cluster 1,000 times slower: the empty cluster's probability is
+    # about 1e-20 (pinning it left a singular factor)
+    rates = np.concatenate([[0.0], 0.01 * np.arange(1, 11)])
+    x = birth_death(10, 1.0, rates)
+    assert fair_shares(10, 1.0, rates, 249, 1) == pytest.approx(x, rel=1e-9)
+    assert oldest_two(10, 1.0, rates, 5, 3) == pytest.approx(x, rel=0.02)
+    assert fair_shares(10, 1.0, rates, 4, 3) == pytest.approx(x, rel=0.02)

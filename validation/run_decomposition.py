@@ -109,7 +109,8 @@ def evaluate_point(desc) -> dict:
     r = sim.mean_execution_time
     half = (r.ci_high - r.ci_low) / 2
     return {"R": d.mean, "low": d.low, "high": d.high, "bd": d.birth_death_mean, "two": d.oldest_two_mean,
-            "stages": d.stages, "ks": [x.k for x in d.curve], "sources": sorted({x.source for x in d.curve}),
+            "stages": d.fair_stages if d.policy == "fair" else d.stages, "ks": [x.k for x in d.curve],
+            "sources": sorted({x.source for x in d.curve}),
             "ref": r.value, "ref_half": half, "U": sim.utilization.value, "error": d.mean / r.value - 1,
             "stated": d.error_bound, "covered": d.low - half <= r.value <= d.high + half,
             "wall_s": wall, "cpu_s": cpu, "sim_s": sim_s, "sim_replications": sim.replications}
@@ -210,9 +211,12 @@ def main(argv=None) -> int:
         "(column U is what the simulation measured). The reference is the compiled cluster simulator to a "
         f"95 % interval of ±{100 * REFERENCE_PRECISION:g} % (at most {REFERENCE_SECONDS:g} s; the column "
         "shows what it reached). The error is (decomposition − simulation) / simulation; *stated* is the "
-        "half-width the method reports (X(k)'s intervals propagated plus the gap between its two chains); "
+        "half-width the method reports (X(k)'s intervals propagated plus the gap between the birth-death and "
+        "fifo chains); "
         "*covered* whether the simulation's R is within it (widened by the simulation's half-width); "
-        "*r* the Erlang stages of the fifo chain; *k measured* where X(k) was measured (exact or simulated).",
+        "*r* the Erlang stages of a job's progress in the policy's chain (fifo: the oldest job's; fair: those "
+        "the chain was solved with, its R then extrapolated to the stages of a job's work); *k measured* where "
+        "X(k) was measured (exact or simulated).",
         "",
         "## Summary",
         "",

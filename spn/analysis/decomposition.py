@@ -9,22 +9,31 @@ chain over the number n of jobs in the cluster (docs/design.md §5.8):
   compiled cluster simulator (:mod:`spn.simulation.cluster_compiled`) with k users and no think
   time, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
   bound C / W (W the mean container-seconds of a job), interpolated between (monotone cubic);
-- ``fair`` shares the containers equally between the jobs, a symmetric discipline: the
-  birth-death chain with arrivals (N − n)/Z and completions X(n) (:func:`birth_death`);
 - ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
   takes what the older one leaves. The chain follows the progress of the two oldest jobs in
   Erlang stages (the oldest in r, from the squared coefficient of variation of a job's time
   alone; the second in fewer, as its progress matters less and each of its stages multiplies
   the chain): the oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs
   together complete X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
-  which the birth-death chain, whose completions are memoryless, does not say.
+  which the birth-death chain (arrivals (N − n)/Z, completions X(n) memoryless: :func:`birth_death`)
+  does not say;
+- ``fair`` deals the containers round-robin, one more to each of the C mod n oldest jobs (and past
+  C jobs one to each of the C oldest), so the older jobs, which are further on, get more: with
+  regular jobs that is partly service in order, and fair is faster than processor sharing (the
+  birth-death chain, up to 6 % too slow on a few containers). The chain follows the progress of
+  every job in service in Erlang stages, ranked by progress, each advancing in proportion to its
+  containers, together at X(n) (:func:`fair_shares`), a job's work (its container-seconds) in
+  stages from their squared coefficient of variation (:func:`work_stages`); the states multiply
+  with the stages, so it is solved with as many as fit and its R extrapolated linearly in 1 / r
+  (:func:`fair_response`).
 
 R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user (a job's cycle is
 Z + 1 / X(1)) and where the cluster is product-form (one exponential task per job: an M/M/C
-station, r = 1, both chains are the birth-death chain) when X(k) is exact. The error it reports
+station, r = 1, every chain is the birth-death chain) when X(k) is exact. The error it reports
 is the simulated X(k)'s 95 % intervals propagated through the chain plus, as the model's error,
-the gap between the two chains (validation/run_decomposition.py measures both against long
-simulations: docs/decomposition.md).
+the gap between the birth-death and fifo chains (processor sharing and service in order, the two
+ends between which fair lies for jobs no more variable than exponential ones;
+validation/run_decomposition.py measures both against long simulations: docs/decomposition.md).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 3, "think_time": 2.0},
@@ -42,11 +51,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from spn.analysis.chains import (
+    FAIR_WORK, MAX_FILL, MAX_STAGES, SECOND_STAGES, birth_death, deal, fair_response, fair_shares, fair_stages,
+    oldest_two, stage_counts,
+)
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
 __all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "birth_death",
-           "oldest_two", "job_stages", "stage_counts", "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL",
-           "POLICIES"]
+           "oldest_two", "fair_shares", "fair_response", "deal", "job_stages", "work_stages", "stage_counts",
+           "fair_stages",
+           "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK", "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
@@ -57,13 +71,6 @@ EXACT_STATES = 5_000
 #: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
 #: at once; two such chains extrapolate to none)
 INSTANT = 1e-6
-#: Erlang stages of the oldest job's progress in the fifo chain, at most
-MAX_STAGES = 40
-#: ... and of the second oldest's, at most (on the validation grid 10 stages instead of 40 move R by
-#: 0.4 % at most, and the chain is 16 times smaller)
-SECOND_STAGES = 10
-#: entries the LU of the fifo chain may fill, at most N · (r · r₂)² (the stages are lowered to fit: under 0.5 s)
-MAX_FILL = 16_000_000
 #: relative half-width of the 95 % interval each simulated X(k) is run to, within its share of the time
 X_PRECISION = 0.002
 #: X(k) within this fraction of the containers' bound C / W: the curve is flat from there on
@@ -90,9 +97,11 @@ class Throughput:
 @dataclass(frozen=True)
 class Decomposition:
     """The answer: ``mean`` (R), its interval (``low``, ``high``: the X(k)'s intervals propagated, widened
-    by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the two chains' R
-    (``birth_death_mean``, ``oldest_two_mean``), the ``stages`` of the fifo chain's oldest and second
-    oldest jobs (r, r2), the ``curve`` of measured X(k), and the seconds it took."""
+    by ``model_error`` seconds on each side), ``throughput``, ``utilization``; the chains' R
+    (``birth_death_mean``, ``oldest_two_mean``, and under fair ``fair_mean``), the ``stages`` of the fifo
+    chain's oldest and second oldest jobs (r, r2), the stages the fair chain was solved with
+    (``fair_stages``; its R extrapolated from there to the stages of a job's work), the ``curve`` of measured X(k),
+    and the seconds it took."""
 
     mean: float
     low: float
@@ -102,8 +111,10 @@ class Decomposition:
     model_error: float
     birth_death_mean: float
     oldest_two_mean: float
+    fair_mean: float | None
     stages: int
     second_stages: int
+    fair_stages: int | None
     policy: str
     curve: tuple
     seconds: float
@@ -116,8 +127,8 @@ class Decomposition:
     def as_dict(self) -> dict:
         return {"low": self.low, "high": self.high, "error_bound": self.error_bound,
                 "model_error_s": self.model_error, "birth_death_mean": self.birth_death_mean,
-                "oldest_two_mean": self.oldest_two_mean, "stages": self.stages,
-                "second_stages": self.second_stages,
+                "oldest_two_mean": self.oldest_two_mean, "fair_mean": self.fair_mean, "stages": self.stages,
+                "second_stages": self.second_stages, "fair_stages": self.fair_stages,
                 "throughput_curve": [{"k": x.k, "X": x.value, "low": x.low, "high": x.high, "source": x.source,
                                       "jobs": x.jobs} for x in self.curve]}
 
@@ -149,23 +160,33 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
     work = _work(desc)
     curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
-    stages, second = stage_counts(job_stages(desc, seed=seed), N) if N > 1 else (1, 1)
+    job = job_stages(desc, seed=seed) if N > 1 else 1
+    stages, second = stage_counts(job, N)
+    policy = desc.scheduler.policy
+    fair = policy == "fair"
+    work_r = work_stages(desc) if N > 1 else 1
 
-    def mean(pick: str) -> tuple[float, float]:
+    def mean(pick: str, chain: str) -> float:
+        """R by ``chain`` with the curve's ``pick`` (value, low or high) of X(k)."""
         rates = _rates(curve, N, pick, C / work)
-        return (_response(N, Z, birth_death(N, Z, rates)),
-                _response(N, Z, oldest_two(N, Z, rates, stages, second)))
+        if chain == "birth-death":
+            return _response(N, Z, birth_death(N, Z, rates))
+        if chain == "fifo":
+            return _response(N, Z, oldest_two(N, Z, rates, stages, second))
+        return fair_response(N, Z, rates, C, work_r)[0]
 
-    r_bd, r_fifo = mean("value")
-    chosen = r_fifo if desc.scheduler.policy == "fifo" else r_bd
-    slow, fast = mean("low"), mean("high")       # lower throughputs, longer times
-    index = 1 if desc.scheduler.policy == "fifo" else 0
+    r_bd, r_fifo = mean("value", "birth-death"), mean("value", "fifo")
+    r_fair = mean("value", "fair") if fair else None
+    chosen = r_fair if fair else r_fifo
+    slow, fast = mean("low", policy), mean("high", policy)       # lower throughputs, longer times
+    # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
     gap = abs(r_fifo - r_bd)
-    low, high = min(fast[index], chosen) - gap, max(slow[index], chosen) + gap
+    low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
-                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, stages=stages,
-                         second_stages=second, policy=desc.scheduler.policy, curve=curve, seconds=time.perf_counter() - started)
+                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, fair_mean=r_fair,
+                         stages=stages, second_stages=second, fair_stages=fair_stages(work_r, N, C) if fair else None,
+                         policy=policy, curve=curve, seconds=time.perf_counter() - started)
 
 
 def _response(N: int, Z: float, x: float) -> float:
@@ -292,94 +313,6 @@ def _rates(curve: tuple, N: int, pick: str, bound: float) -> np.ndarray:
     return out
 
 
-def birth_death(N: int, Z: float, rates) -> float:
-    """The throughput of N users thinking Z s in front of a station completing ``rates[n]`` jobs/s with n
-    jobs: the birth-death chain, solved exactly (in logarithms).
-
-    >>> round(birth_death(2, 1.0, [0.0, 1.0, 1.0]), 6)     # M/M/1//2: p0 = 1/5, X = 1 - p0
-    0.8
-    """
-    rates = np.asarray(rates, dtype=float)
-    n = np.arange(1, N + 1)
-    log_p = np.concatenate([[0.0], np.cumsum(np.log((N - n + 1) / Z) - np.log(rates[1:N + 1]))])
-    p = np.exp(log_p - log_p.max())
-    p /= p.sum()
-    return float(p[1:] @ rates[1:N + 1])
-
-
-def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, *, rtol: float = 1e-10) -> float:
-    """The throughput of N users thinking Z s in front of a fifo cluster completing ``rates[n]`` jobs/s
-    with n jobs: the oldest job's progress in ``stages`` Erlang stages at ``stages · rates[1]``, the
-    second's in ``second`` stages (default ``stages``) at ``second · (rates[n] − rates[1])`` (what the
-    oldest leaves), the others waiting. A job ends after its last stage (the second may end first);
-    when the oldest ends, the second becomes the oldest at the stage of its progress so far. The
-    chain is solved by a sparse LU (its residual checked against ``rtol``).
-
-    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)    # one stage: the birth-death chain
-    0.8
-    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 40), 3)   # M/E40/1//2, near M/D/1//2's e / (e + 1/2) = 0.845
-    0.843
-    """
-    from scipy.sparse import coo_matrix, diags
-    from scipy.sparse.linalg import splu
-
-    rates = np.asarray(rates, dtype=float)
-    r = int(stages)
-    r2 = r if second is None else int(second)
-    # states: 0 (empty); n = 1: j1 (r states); n >= 2: (j1, j2) (r · r2 states each)
-    level = r * r2
-    size = 1 + r + (N - 1) * level
-    rows, cols, vals = [], [], []
-    ends_from, ends_rate = [], []
-
-    def add(a, b, v, end=False):
-        a, b, v = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(v, dtype=float))
-        rows.append(a.ravel())
-        cols.append(b.ravel())
-        vals.append(v.ravel())
-        if end:
-            ends_from.append(a.ravel())
-            ends_rate.append(v.ravel())
-
-    j = np.arange(r)
-    one = 1 + j                                      # n = 1, stage j1
-    add(0, 1, N / Z)                                 # an arrival to the empty cluster
-    if N >= 2:
-        add(one, 1 + r + j * r2, (N - 1) / Z)        # a second job arrives, at stage 0
-    add(one[:-1], one[1:], r * rates[1])
-    add(one[-1], 0, r * rates[1], end=True)
-    j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
-    j1, j2 = j1.ravel(), j2.ravel()
-    promoted = (j2 * r) // r2                        # the second's progress, in the oldest's stages
-    for n in range(2, N + 1):
-        base = 1 + r + (n - 2) * level
-        here = base + j1 * r2 + j2
-        rate2 = max(rates[n] - rates[1], 0.0)
-        if n < N:
-            add(here, here + level, (N - n) / Z)     # a third or later job arrives, behind the two
-        step1 = j1 < r - 1
-        add(here[step1], here[step1] + r2, r * rates[1])
-        below = 1 + promoted if n == 2 else 1 + r + (n - 3) * level + promoted * r2   # the second becomes the oldest
-        add(here[~step1], below[~step1], r * rates[1], end=True)
-        if rate2 > 0:
-            step2 = j2 < r2 - 1
-            add(here[step2], here[step2] + 1, r2 * rate2)
-            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * level + j1 * r2   # the second ends first
-            add(here[~step2], gone[~step2], r2 * rate2, end=True)
-    rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
-    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
-    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
-    # π_0 = 1, then the balance equations of the other states: a banded system in this (level-major) order,
-    # whose LU fills at most N · (r · r2)² entries (MAX_FILL bounds it)
-    rest = splu(Q[1:, 1:].T.tocsc(), permc_spec="NATURAL").solve(-Q[0, 1:].toarray().ravel())
-    pi = np.concatenate([[1.0], rest])
-    pi /= pi.sum()
-    residual = float(np.abs(pi @ Q).sum())
-    if not (np.all(pi > -1e-12) and residual <= rtol * float(np.abs(Q.diagonal()).max())):
-        raise SpnError(f"the fifo chain was not solved (residual {residual:.2g})")
-    return float(pi[np.concatenate(ends_from)] @ np.concatenate(ends_rate))
-
-
 def job_stages(desc, *, seed=0) -> int:
     """The Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
     alone (simulated), rounded, at most :data:`MAX_STAGES`."""
@@ -395,13 +328,18 @@ def job_stages(desc, *, seed=0) -> int:
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
 
 
-def stage_counts(stages: int, users: int) -> tuple[int, int]:
-    """(r, r2): the oldest job's stages and the second's in the fifo chain of ``users``, lowered (the
-    second's first) until its LU fits :data:`MAX_FILL`.
+def work_stages(desc) -> int:
+    """The Erlang stages of a job's work, its container-seconds (what the fair chain's jobs advance
+    through): 1 / their squared coefficient of variation, a sum of independent task times, rounded,
+    at most :data:`MAX_STAGES`.
 
-    >>> stage_counts(40, 60), stage_counts(40, 1_000), stage_counts(3, 60)
-    ((40, 10), (40, 3), (3, 3))
+    >>> from spn.description import parse_description
+    >>> work_stages(parse_description({"name": "x", "workload": {"users": 2, "think_time": 1.0},
+    ...     "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 3, "task_time": 1.0, "shape": 2}]}))
+    6
     """
-    width = max(1, int(math.isqrt(MAX_FILL // max(users, 1))))     # r · r2 at most
-    r = max(1, min(int(stages), MAX_STAGES, width))
-    return r, max(1, min(r, SECOND_STAGES, width // r))
+    from spn.simulation.distributions import phase_distribution
+
+    laws = [(p.tasks, phase_distribution(p)) for p in desc.phases if p.holds_containers]
+    scv = sum(n * law.variance for n, law in laws) / sum(n * law.mean for n, law in laws) ** 2
+    return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))

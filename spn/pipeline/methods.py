@@ -216,7 +216,8 @@ class Decomposition:
         ks = [x.k for x in d.curve]
         how = (f"decomposition: X(k) at k = {', '.join(map(str, ks))} "
                f"({', '.join(sorted({x.source for x in d.curve}))}), then the closed chain of the users"
-               + (f" (fifo: the two oldest jobs in {d.stages} and {d.second_stages} stages)" if d.policy == "fifo" else " (fair: birth-death)"))
+               + (f" (fifo: the two oldest jobs in {d.stages} and {d.second_stages} stages)" if d.policy == "fifo" else
+                  f" (fair: every job in service in {d.fair_stages} stages, extrapolated to a job's work's)"))
         details = dict(d.as_dict(), users=desc.workload.users, think_time=desc.workload.think_time,
                        containers=desc.cluster.containers, policy=d.policy, timings={"decomposition_s": d.seconds})
         return Result(model=desc.name, method="decomposition", how=how, reason=reason, mean_execution_time=d.mean,

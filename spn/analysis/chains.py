@@ -1,0 +1,282 @@
+"""The closed chains of the decomposition (:mod:`spn.analysis.decomposition`): N users thinking Z seconds
+in front of a cluster that completes X(n) jobs per second with n jobs present, solved exactly.
+
+- :func:`birth_death`: completions memoryless at X(n) (processor sharing, product-form);
+- :func:`oldest_two` (``fifo``): the progress of the two oldest jobs in Erlang stages;
+- :func:`fair_shares` (``fair``): the progress of every job in service in Erlang stages, the
+  containers dealt round-robin to the most advanced first (:func:`deal`); :func:`fair_response`
+  extrapolates its R to a job's stages when fewer fit.
+
+>>> round(birth_death(2, 1.0, [0.0, 1.0, 1.0]), 6), round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)
+(0.8, 0.8)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from spn.exceptions import SpnError
+
+__all__ = ["birth_death", "oldest_two", "stage_counts", "fair_shares", "deal", "fair_stages", "fair_response",
+           "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
+
+#: Erlang stages of the oldest job's progress in the fifo chain, at most
+MAX_STAGES = 40
+#: ... and of the second oldest's, at most (on the validation grid 10 stages instead of 40 move R by
+#: 0.4 % at most, and the chain is 16 times smaller)
+SECOND_STAGES = 10
+#: entries the LU of the fifo chain may fill, at most N · (r · r₂)² (the stages are lowered to fit: under 0.5 s)
+MAX_FILL = 16_000_000
+#: the fair chain's LU work, at most Σ over n of (its states with n jobs)³ (its stages are lowered to fit:
+#: about 0.05 s a chain)
+FAIR_WORK = 100_000_000
+
+
+def birth_death(N: int, Z: float, rates) -> float:
+    """The throughput of N users thinking Z s in front of a station completing ``rates[n]`` jobs/s with n
+    jobs: the birth-death chain, solved exactly (in logarithms).
+
+    >>> round(birth_death(2, 1.0, [0.0, 1.0, 1.0]), 6)     # M/M/1//2: p0 = 1/5, X = 1 - p0
+    0.8
+    """
+    rates = np.asarray(rates, dtype=float)
+    return float(_levels(N, Z, rates)[1:] @ rates[1:N + 1])
+
+
+def _levels(N: int, Z: float, rates: np.ndarray) -> np.ndarray:
+    """P(n jobs in the cluster), n = 0..N, in the birth-death chain."""
+    n = np.arange(1, N + 1)
+    log_p = np.concatenate([[0.0], np.cumsum(np.log((N - n + 1) / Z) - np.log(rates[1:N + 1]))])
+    p = np.exp(log_p - log_p.max())
+    return p / p.sum()
+
+
+def _stationary(Q, pin: int, what: str, rtol: float) -> np.ndarray:
+    """π of the generator Q (CSC): π_pin = 1, then the balance equations of the other states, by a sparse
+    LU in the states' (level-major, banded) order, normalised and checked against ``rtol``.
+
+    ``pin`` is a state of the likeliest level: pinning the empty cluster instead leaves, in heavy load,
+    a solution spanning 10²⁰ and more, whose last pivot rounds to zero."""
+    from scipy.sparse.linalg import splu
+
+    keep = np.flatnonzero(np.arange(Q.shape[0]) != pin)
+    rest = splu(Q[keep][:, keep].T.tocsc(), permc_spec="NATURAL").solve(-Q[pin, keep].toarray().ravel())
+    pi = np.zeros(Q.shape[0])
+    pi[pin], pi[keep] = 1.0, rest
+    pi /= pi.sum()
+    residual = float(np.abs(pi @ Q).sum())
+    if not (np.all(pi > -1e-12) and residual <= rtol * float(np.abs(Q.diagonal()).max())):
+        raise SpnError(f"the {what} chain was not solved (residual {residual:.2g})")
+    return pi
+
+
+def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, *, rtol: float = 1e-10) -> float:
+    """The throughput of N users thinking Z s in front of a fifo cluster completing ``rates[n]`` jobs/s
+    with n jobs: the oldest job's progress in ``stages`` Erlang stages at ``stages · rates[1]``, the
+    second's in ``second`` stages (default ``stages``) at ``second · (rates[n] − rates[1])`` (what the
+    oldest leaves), the others waiting. A job ends after its last stage (the second may end first);
+    when the oldest ends, the second becomes the oldest at the stage of its progress so far. The
+    chain is solved by a sparse LU (its residual checked against ``rtol``).
+
+    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 1), 6)    # one stage: the birth-death chain
+    0.8
+    >>> round(oldest_two(2, 1.0, [0.0, 1.0, 1.0], 40), 3)   # M/E40/1//2, near M/D/1//2's e / (e + 1/2) = 0.845
+    0.843
+    """
+    from scipy.sparse import coo_matrix, diags
+
+    rates = np.asarray(rates, dtype=float)
+    r = int(stages)
+    r2 = r if second is None else int(second)
+    # states: 0 (empty); n = 1: j1 (r states); n >= 2: (j1, j2) (r · r2 states each)
+    level = r * r2
+    size = 1 + r + (N - 1) * level
+    rows, cols, vals = [], [], []
+    ends_from, ends_rate = [], []
+
+    def add(a, b, v, end=False):
+        a, b, v = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(v, dtype=float))
+        rows.append(a.ravel())
+        cols.append(b.ravel())
+        vals.append(v.ravel())
+        if end:
+            ends_from.append(a.ravel())
+            ends_rate.append(v.ravel())
+
+    j = np.arange(r)
+    one = 1 + j                                      # n = 1, stage j1
+    add(0, 1, N / Z)                                 # an arrival to the empty cluster
+    if N >= 2:
+        add(one, 1 + r + j * r2, (N - 1) / Z)        # a second job arrives, at stage 0
+    add(one[:-1], one[1:], r * rates[1])
+    add(one[-1], 0, r * rates[1], end=True)
+    j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
+    j1, j2 = j1.ravel(), j2.ravel()
+    promoted = (j2 * r) // r2                        # the second's progress, in the oldest's stages
+    for n in range(2, N + 1):
+        base = 1 + r + (n - 2) * level
+        here = base + j1 * r2 + j2
+        rate2 = max(rates[n] - rates[1], 0.0)
+        if n < N:
+            add(here, here + level, (N - n) / Z)     # a third or later job arrives, behind the two
+        step1 = j1 < r - 1
+        add(here[step1], here[step1] + r2, r * rates[1])
+        below = 1 + promoted if n == 2 else 1 + r + (n - 3) * level + promoted * r2   # the second becomes the oldest
+        add(here[~step1], below[~step1], r * rates[1], end=True)
+        if rate2 > 0:
+            step2 = j2 < r2 - 1
+            add(here[step2], here[step2] + 1, r2 * rate2)
+            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * level + j1 * r2   # the second ends first
+            add(here[~step2], gone[~step2], r2 * rate2, end=True)
+    rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
+    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
+    # a banded system in this (level-major) order, whose LU fills at most N · (r · r2)² entries (MAX_FILL)
+    likeliest = int(np.argmax(_levels(N, Z, rates)))
+    pin = likeliest if likeliest < 2 else 1 + r + (likeliest - 2) * level
+    pi = _stationary(Q, pin, "fifo", rtol)
+    return float(pi[np.concatenate(ends_from)] @ np.concatenate(ends_rate))
+
+
+def stage_counts(stages: int, users: int) -> tuple[int, int]:
+    """(r, r2): the oldest job's stages and the second's in the fifo chain of ``users``, lowered (the
+    second's first) until its LU fits :data:`MAX_FILL`.
+
+    >>> stage_counts(40, 60), stage_counts(40, 1_000), stage_counts(3, 60)
+    ((40, 10), (40, 3), (3, 3))
+    """
+    width = max(1, int(math.isqrt(MAX_FILL // max(users, 1))))     # r · r2 at most
+    r = max(1, min(int(stages), MAX_STAGES, width))
+    return r, max(1, min(r, SECOND_STAGES, width // r))
+
+
+def deal(n: int, containers: int) -> np.ndarray:
+    """The containers each of ``n`` jobs holds under fair, the most advanced first: ``containers`` dealt
+    round-robin (C // n each, one more to the C mod n first; past C jobs, one each to the first C).
+
+    >>> deal(3, 8).tolist(), deal(6, 4).tolist()
+    ([3, 3, 2], [1, 1, 1, 1])
+    """
+    m = min(n, containers)
+    return containers // n + (np.arange(m) < containers % n).astype(int)
+
+
+def fair_shares(N: int, Z: float, rates, containers: int, stages: int, *, rtol: float = 1e-10) -> float:
+    """The throughput of N users thinking Z s in front of a fair cluster of ``containers`` completing
+    ``rates[n]`` jobs/s with n jobs: every job in service advances through ``stages`` Erlang stages, the
+    jobs ranked by their progress (the most advanced first) and the containers dealt to them as
+    :func:`deal` says, a job holding c of them advancing at ``stages · rates[n] · c / C``; past C jobs
+    the others wait. One stage: the birth-death chain. The chain is solved by a sparse LU.
+
+    >>> round(fair_shares(2, 1.0, [0.0, 1.0, 1.0], 1, 1), 6)             # one stage: M/M/1//2
+    0.8
+    >>> round(fair_shares(2, 1.0, [0.0, 1.0, 1.0], 1, 40), 3)            # one container: fifo, M/E40/1//2
+    0.843
+    """
+    from scipy.sparse import coo_matrix, diags
+
+    rates = np.asarray(rates, dtype=float)
+    C, r = int(containers), int(stages)
+    moves = [_moves(m, r, C) for m in range(min(N, C) + 1)]
+    sizes = [len(moves[min(n, C)]["counts"]) for n in range(N + 1)]
+    base = np.concatenate([[0], np.cumsum(sizes)])
+    rows, cols, vals, ends = [], [], [], []
+
+    def add(a, b, v, end=False):
+        rows.append(a)
+        cols.append(b)
+        vals.append(v)
+        ends.append(v if end else np.zeros_like(v))
+
+    for n in range(N + 1):
+        mv = moves[min(n, C)]
+        here = base[n] + np.arange(sizes[n])
+        if n < N:       # an arrival: into service at stage 0, or waiting past C jobs
+            add(here, base[n + 1] + (mv["arrive"] if n < C else np.arange(sizes[n])), np.full(sizes[n], (N - n) / Z))
+        if n == 0:
+            continue
+        # the jobs at stage s hold the ranks above[s] + 1 .. above[s] + k[s], and their containers
+        held = np.concatenate([[0], np.cumsum(deal(n, C))]) * (r * rates[n] / C)
+        k, above = mv["counts"], mv["above"]
+        rate = held[above + k] - held[above]
+        for s in range(r - 1):
+            on = k[:, s] > 0
+            add(here[on], base[n] + mv["advance"][s][on], rate[on, s])
+        on = k[:, r - 1] > 0       # a job ends; past C jobs, a waiting one starts
+        add(here[on], base[n - 1] + (mv["end"] if n <= C else mv["end_and_start"])[on], rate[on, r - 1], end=True)
+    rows, cols, vals, ends = (np.concatenate(v) for v in (rows, cols, vals, ends))
+    size = int(base[-1])
+    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
+    pi = _stationary(Q, int(base[np.argmax(_levels(N, Z, rates))]), "fair", rtol)
+    return float(pi[rows] @ ends)
+
+
+@functools.lru_cache(maxsize=256)
+def _multisets(m: int, r: int) -> np.ndarray:
+    """Every way to put m alike jobs in r stages: one row per way, the jobs at each stage."""
+    if r == 1:
+        return np.array([[m]])
+    return np.vstack([np.hstack([np.full((len(rest), 1), first), rest])
+                      for first in range(m, -1, -1) for rest in [_multisets(m - first, r - 1)]])
+
+
+def _moves(m: int, r: int, C: int) -> dict:
+    """For the states of m jobs in service: their ``counts`` per stage, the jobs ``above`` each stage
+    (further on), and where each move leads (as row numbers among the states of its level)."""
+    counts = _multisets(m, r)
+    above = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1] - counts
+    unit = np.eye(r, dtype=int)
+
+    def find(level_m, wanted):        # -1 where the move is impossible (no job at that stage): never used
+        index = {row.tobytes(): i for i, row in enumerate(_multisets(level_m, r))}
+        return np.array([index.get(row.tobytes(), -1) for row in wanted], dtype=np.int64)
+
+    out = {"counts": counts, "above": above,
+           "advance": [find(m, counts - unit[s] + unit[s + 1]) for s in range(r - 1)]}
+    if m < C:
+        out["arrive"] = find(m + 1, counts + unit[0])
+    if m > 0:
+        out["end"] = find(m - 1, counts - unit[r - 1])
+        out["end_and_start"] = find(m, counts - unit[r - 1] + unit[0])
+    return out
+
+
+def fair_stages(stages: int, users: int, containers: int) -> int:
+    """The stages of the fair chain of ``users`` on ``containers``: ``stages``, lowered until the work of
+    its LU, Σ over n of (its states with n jobs)³, fits :data:`FAIR_WORK`.
+
+    >>> fair_stages(40, 2, 8), fair_stages(40, 88, 8), fair_stages(40, 75, 6), fair_stages(40, 50, 300)
+    (29, 3, 4, 2)
+    """
+    def work(r):
+        return sum(math.comb(min(n, containers) + r - 1, r - 1) ** 3 for n in range(users + 1))
+
+    r = max(1, min(int(stages), MAX_STAGES))
+    while r > 1 and work(r) > FAIR_WORK:
+        r -= 1
+    return r
+
+
+def fair_response(N: int, Z: float, rates, containers: int, stages: int) -> tuple[float, float]:
+    """R of the fair chain for jobs of ``stages`` Erlang stages, and the R of the chain actually solved.
+
+    The chain is solved with r = :func:`fair_stages` stages; when that is fewer than ``stages``, R is
+    extrapolated from r − 1 and r stages linearly in 1 / r (the squared coefficient of variation of a
+    job: the Pollaczek-Khinchine mean is linear in it, and so, within 0.2 % from three stages on, is
+    this chain's R for regular jobs on a few containers).
+
+    >>> fair_stages(40, 4, 2)       # 4 users on 2 containers: solved with 24 stages, extrapolated to 40
+    24
+    >>> [round(x, 4) for x in fair_response(4, 10.0, [0.0, 0.25, 0.5, 0.5, 0.5], 2, 40)]
+    [4.3287, 4.3322]
+    """
+    r = fair_stages(stages, N, containers)
+    solved = max(N / fair_shares(N, Z, rates, containers, r) - Z, 0.0)
+    if r in (1, stages):
+        return solved, solved
+    fewer = max(N / fair_shares(N, Z, rates, containers, r - 1) - Z, 0.0)
+    return solved - (fewer - solved) * (r - 1) * (1 - r / stages), solved
