@@ -194,3 +194,16 @@ def test_any_parameter_of_a_model_with_classes_is_planned_against_a_class_target
     assert result.queue is None and result.answer is not None
     assert result.point(result.answer).met and all(not p.met for p in result.points if p.value < result.answer)
     assert all({"etl.mean", "dashboard.mean"} <= set(p.metrics) for p in result.points)
+
+
+def test_once_a_shares_chain_is_not_solved_exactly_the_others_are_not_explored_again(two_queues, obvious):
+    """Shares change only the queues' gates: the method that answered the first share answers the others,
+    with the numbers that method gives when named (here the dashboard's deterministic tasks rule out
+    the exact chain)."""
+    assert obvious.point(0.25).method == "simulation" and not obvious.point(0.25).details["notes"]
+    for share in (0.5, 0.75):
+        assert obvious.point(share).details["notes"] == [
+            "not explored: the chain at queues.bi.capacity=0.25 was not solved exactly"]
+    named = plan(two_queues, "queues.bi.capacity=0.1..0.9", ["dashboard.mean_execution_time<=15"], probes=0,
+                 rel_precision=0.01, method="simulation")
+    assert [p.metrics for p in named.points] == [p.metrics for p in obvious.points]

@@ -396,10 +396,16 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     if not fallback and method == "auto":
         method = "exact"
 
+    # shares differ only in the queues' gates: every share's chain has the same places, classes and users.
+    # Once one share's chain was not solved exactly, the others are answered by the method that answered
+    # it instead of exploring again (each exploration may take half the budget before it is abandoned).
+    fallback = {}
+
     def solve(v):
+        chosen = fallback.get("method", method)
         try:
             desc = describe(v)
-            point = solve_point(desc, targets, percentiles=percentiles, method=method, budget=budget,
+            point = solve_point(desc, targets, percentiles=percentiles, method=chosen, budget=budget,
                                 refine_to=refine_to)
         except ConvergenceError:
             raise
@@ -409,6 +415,11 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
             raise located from None
         if share:
             point["details"] = share.details(desc) | point.get("details", {})
+            if chosen != method:
+                point["details"]["notes"] = [*point["details"]["notes"], f"not explored: the chain at "
+                                             f"{path}={shown(fallback['at'])} was not solved exactly"]
+            elif method == "auto" and point["method"] != "exact":
+                fallback.update(method=point["method"], at=v)
         return point
 
     def show(point):
