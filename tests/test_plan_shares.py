@@ -207,3 +207,10 @@ def test_once_a_shares_chain_is_not_solved_exactly_the_others_are_not_explored_a
     named = plan(two_queues, "queues.bi.capacity=0.1..0.9", ["dashboard.mean_execution_time<=15"], probes=0,
                  rel_precision=0.01, method="simulation")
     assert [p.metrics for p in named.points] == [p.metrics for p in obvious.points]
+
+
+def test_a_share_of_a_model_fitted_from_logs_is_refused_before_reading_them(tmp_path):
+    from spn.exceptions import ModelError
+
+    with pytest.raises(ModelError, match="fitted from logs has one class and no queues"):
+        plan([str(tmp_path / "pilot.eventlog")], "queues.bi.capacity=0.1..0.9", ["dashboard.mean<=15"])

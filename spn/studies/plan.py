@@ -353,6 +353,9 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     logs = [model] if isinstance(model, (str, os.PathLike)) else list(model)
     from_logs = not (len(logs) == 1 and is_description_file(logs[0]))
     data = {} if from_logs else model_data(logs[0], sets)
+    if from_logs and parse_share_vary(vary) is not None:
+        raise ModelError("vary: a model fitted from logs has one class and no queues to share (a queue's share "
+                         "needs a description with classes and queues, docs/design.md §4.6)")
     share = None if from_logs else share_plan(data, vary, targets, largest, source=str(model))
     path, values = (share.path, share.grid) if share else vary_values(vary)
     if minimize == "cost":
