@@ -204,6 +204,11 @@ def test_once_a_shares_chain_is_not_solved_exactly_the_others_are_not_explored_a
     for share in (0.5, 0.75):
         assert obvious.point(share).details["notes"] == [
             "not explored: the chain at queues.bi.capacity=0.25 was not solved exactly"]
+    from spn.cli.format import format_plan
+
+    printed = format_plan(obvious).splitlines()        # said once, of both shares
+    assert "queues.bi.capacity=0.5, 0.75: not explored: the chain at queues.bi.capacity=0.25 was not solved " \
+           "exactly" in printed
     named = plan(two_queues, "queues.bi.capacity=0.1..0.9", ["dashboard.mean_execution_time<=15"], probes=0,
                  rel_precision=0.01, method="simulation")
     assert [p.metrics for p in named.points] == [p.metrics for p in obvious.points]

@@ -132,7 +132,7 @@ def format_plan(result) -> str:
     simulated = any("replications" in p.details for p in result.points)
     table = [[result.path, *([f"{queue.name} containers"] if queue else []), *(f"{k} (s)" for k in keys),
               *(["replications"] if simulated else []), "verdict"]]
-    notes = []
+    notes = {}      # a note -> the values it was said of (in order), printed once
     for p in result.points:
         cells = [shown(p.value)]
         if queue:
@@ -147,11 +147,12 @@ def format_plan(result) -> str:
             cells.append(f"{p.details['replications']:,}{refined}" if "replications" in p.details else "")
         cells.append(p.verdict + ("  <- answer" if p.value == result.answer else ""))
         table.append(cells)
-        notes += [f"{result.path}={shown(p.value)}: {note}" for note in p.details.get("notes", ())]
+        for note in p.details.get("notes", ()):
+            notes.setdefault(note, []).append(shown(p.value))
     lines = [result.summary()]
     lines += [f"evidence against monotonicity: {line}" for line in result.evidence]
     lines += _columns(table, right_aligned=len(table[0]) - 1)
-    lines += notes
+    lines += [f"{result.path}={', '.join(values)}: {note}" for note, values in notes.items()]
     what = (f"{len(result.points)} values solved" if queue is None else
             f"{len(result.points)} of {len(queue.grid)} shares k/{queue.containers} solved")
     how = ""
