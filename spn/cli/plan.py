@@ -135,8 +135,6 @@ def run_plan(args) -> int:
     price = _args.price(args, COSTED_PATHS.get(args.vary.partition("=")[0].strip(), "executor"))
     if price is not None and args.minimize != "cost":
         raise SpnError("--price prices the cheapest configuration: give --minimize cost")
-    if args.refine_to is not None and args.rel_precision is not None and args.refine_to > args.rel_precision:
-        raise SpnError(f"--refine-to {args.refine_to:g} must not be above --rel-precision {args.rel_precision:g}")
     simulation = {"seed": args.seed, "rel_precision": args.rel_precision, "refine_to": args.refine_to,
                   "max_seconds": args.max_seconds}
     result = plan(_args.source(args), args.vary, targets, sets=args.set, largest=args.largest,

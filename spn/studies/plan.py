@@ -402,10 +402,10 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
     # shares differ only in the queues' gates: every share's chain has the same places, classes and users.
     # Once one share's chain was not solved exactly, the others are answered by the method that answered
     # it instead of exploring again (each exploration may take half the budget before it is abandoned).
-    fallback = {}
+    answered_by = {}        # the method and value of the first share not solved exactly
 
     def solve(v):
-        chosen = fallback.get("method", method)
+        chosen = answered_by.get("method", method)
         try:
             desc = describe(v)
             point = solve_point(desc, targets, percentiles=percentiles, method=chosen, budget=budget,
@@ -420,15 +420,15 @@ def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[st
             point["details"] = share.details(desc) | point.get("details", {})
             if chosen != method:
                 point["details"]["notes"] = [*point["details"]["notes"], f"not explored: the chain at "
-                                             f"{path}={shown(fallback['at'])} was not solved exactly"]
+                                             f"{path}={shown(answered_by['at'])} was not solved exactly"]
             elif method == "auto" and point["method"] != "exact":
-                fallback.update(method=point["method"], at=v)
+                answered_by.update(method=point["method"], at=v)
         return point
 
     def show(point):
         if progress:
-            metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items() if not k.endswith("_ci_high")
-                                and not k.endswith("_ci_low"))
+            metrics = ", ".join(f"{k} {x:.6g} s" for k, x in point.metrics.items()
+                                if not k.endswith(("_ci_low", "_ci_high")))
             print(f"plan: {path}={shown(point.value)}: {metrics} ({point.method}) -> {point.verdict} "
                   f"({point.seconds:.2f} s)", file=sys.stderr, flush=True)
 
