@@ -7,9 +7,8 @@ exact; within its stated error of the exact chain on small nets; refused outside
 import numpy as np
 import pytest
 
-from spn.analysis.decomposition import (
-    birth_death, deal, decompose, fair_shares, fair_stages, not_applicable, oldest_two, stage_counts, throughput_curve,
-)
+from spn.analysis.chains import birth_death, deal, fair_shares, fair_stages, oldest_two, stage_counts
+from spn.analysis.decomposition import decompose, not_applicable, throughput_curve
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition

@@ -14,18 +14,18 @@ chain over the number n of jobs in the cluster (docs/design.md §5.8):
   Erlang stages (the oldest in r, from the squared coefficient of variation of a job's time
   alone; the second in fewer, as its progress matters less and each of its stages multiplies
   the chain): the oldest at the rate X(1), the second at X(n) − X(1), so that the n jobs
-  together complete X(n) per second (:func:`oldest_two`). Jobs complete as regularly as they do on the cluster,
-  which the birth-death chain (arrivals (N − n)/Z, completions X(n) memoryless: :func:`birth_death`)
-  does not say;
+  together complete X(n) per second (:func:`~spn.analysis.chains.oldest_two`). Jobs complete as
+  regularly as they do on the cluster, which the birth-death chain (arrivals (N − n)/Z,
+  completions X(n) memoryless: :func:`~spn.analysis.chains.birth_death`) does not say;
 - ``fair`` deals the containers round-robin, one more to each of the C mod n oldest jobs (and past
   C jobs one to each of the C oldest), so the older jobs, which are further on, get more: with
   regular jobs that is partly service in order, and fair is faster than processor sharing (the
   birth-death chain, up to 6 % too slow on a few containers). The chain follows the progress of
   every job in service in Erlang stages, ranked by progress, each advancing in proportion to its
-  containers, together at X(n) (:func:`fair_shares`), a job's work (its container-seconds) in
-  stages from their squared coefficient of variation (:func:`work_stages`); the states multiply
-  with the stages, so it is solved with as many as fit and its R extrapolated linearly in 1 / r
-  (:func:`fair_response`).
+  containers, together at X(n) (:func:`~spn.analysis.chains.fair_shares`), a job's work (its
+  container-seconds) in stages from their squared coefficient of variation (:func:`work_stages`);
+  the states multiply with the stages, so it is solved with as many as fit and its R extrapolated
+  linearly in 1 / r (:func:`~spn.analysis.chains.fair_response`).
 
 R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user (a job's cycle is
 Z + 1 / X(1)) and where the cluster is product-form (one exponential task per job: an M/M/C
@@ -51,16 +51,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spn.analysis.chains import (
-    FAIR_WORK, MAX_FILL, MAX_STAGES, SECOND_STAGES, birth_death, deal, fair_response, fair_shares, fair_stages,
-    oldest_two, stage_counts,
-)
+from spn.analysis.chains import MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two, stage_counts
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
-__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "birth_death",
-           "oldest_two", "fair_shares", "fair_response", "deal", "job_stages", "work_stages", "stage_counts",
-           "fair_stages",
-           "EXACT_STATES", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK", "POLICIES"]
+__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "job_stages",
+           "work_stages", "EXACT_STATES", "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
