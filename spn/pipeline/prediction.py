@@ -35,13 +35,14 @@ from pathlib import Path
 
 from spn.exceptions import ModelError
 
-__all__ = ["PredictionInterval", "prediction_interval", "spread_levels", "default_errors", "LEVEL",
+__all__ = ["PredictionInterval", "prediction_interval", "fewest_errors", "spread_levels", "default_errors", "LEVEL",
            "DEFAULT_ERRORS_FILE"]
 
 #: the level of a prediction interval when none is asked for
 LEVEL = 0.90
 #: the validation backtests' relative errors (written by validation/run_backtest.py, never by hand)
 DEFAULT_ERRORS_FILE = Path(__file__).with_name("backtest_errors.json")
+_ROUNDING = 1e-9
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,15 @@ class PredictionInterval:
                 "backtest_errors": self.errors, "level_guaranteed": self.guaranteed}
 
 
+def fewest_errors(level: float = LEVEL) -> int:
+    """How many backtest errors a prediction interval at ``level`` needs to be guaranteed.
+
+    >>> fewest_errors(0.9), fewest_errors(0.8)
+    (19, 9)
+    """
+    return math.ceil(2 / (1 - level) - _ROUNDING) - 1
+
+
 def _order_statistic(errors: list[float], rank: int) -> float:
     return errors[min(max(rank, 1), len(errors)) - 1]
 
@@ -81,8 +91,9 @@ def prediction_interval(mean: float, spread: tuple[float, float] | None, errors:
     if not errors:
         raise ModelError("a prediction interval needs at least one backtest error")
     n = len(errors)
-    rank_high = math.ceil((n + 1) * (1 + level) / 2)
-    rank_low = math.floor((n + 1) * (1 - level) / 2)
+    # the ranks are whole numbers in exact arithmetic where (n + 1)(1 - level)/2 is: 1 - 0.9 is not 0.1 in floats
+    rank_high = math.ceil((n + 1) * (1 + level) / 2 - _ROUNDING)
+    rank_low = math.floor((n + 1) * (1 - level) / 2 + _ROUNDING)
     guaranteed = rank_high <= n and rank_low >= 1
     e_high = max(_order_statistic(errors, rank_high), 0.0)
     e_low = max(-_order_statistic(errors, rank_low), 0.0)

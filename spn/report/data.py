@@ -129,7 +129,8 @@ def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, core
         _say(progress, f"note: {note}")
     detail = {"log": pilot["log"], "timeline": timeline(detail_app),
               "stages": stage_table(detail_app, pilot["slots"], fitted.description["reference"].get("phases"))}
-    errors = prediction_errors(logs, Budget(seed=seed, rel_precision=rel_precision)) if level is not None else None
+    errors = (prediction_errors(logs, Budget(seed=seed, rel_precision=rel_precision), level=level)
+              if level is not None else None)
     values = {EXECUTORS: default_executors([r["executors"] for r in runs]) if executors is None else executors,
               CORES_KEY: default_cores(pilot["cores"]) if cores is None else cores,
               INPUT: (default_input_sizes(pilot["input_bytes"]) if pilot["input_bytes"] > 0 else [])

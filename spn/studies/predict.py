@@ -22,9 +22,6 @@ from spn.exceptions import ModelError
 
 __all__ = ["PredictionRow", "parse_vary", "predict", "prediction_errors", "MAX_VALUES"]
 
-#: backtest errors of the logs at hand below which the project's validation errors are added: a 90 %
-#: conformal bound needs 19 (the 19th smallest of 19 is a 95 % quantile of 20)
-MIN_OWN_ERRORS = 19
 #: the most configurations one table evaluates
 MAX_VALUES = 64
 
@@ -130,7 +127,7 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
         settings = [f"{k}={v}" for k, v in {**fixed, key: value}.items()] + workload
         desc = configure(list(logs), settings)
         if level is not None and errors is None:      # once the logs are known to fit
-            errors, source = prediction_errors(logs, budget)
+            errors, source = prediction_errors(logs, budget, level=level)
         result = evaluate_description(desc, budget=budget, question=question, method=method)
         what = desc.reference["what_if"]
         interval = spread = None
@@ -142,16 +139,17 @@ def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, user
     return rows
 
 
-def prediction_errors(logs, budget=None) -> tuple[tuple[float, ...], str]:
+def prediction_errors(logs, budget=None, *, level: float = 0.9) -> tuple[tuple[float, ...], str]:
     """Backtest errors of the logs at hand (several configurations), else the project's validation errors,
-    and where they come from in words: what a prediction interval of :func:`predict` widens by."""
+    and where they come from in words: what a prediction interval of :func:`predict` widens by. While the
+    logs give too few errors for a guaranteed ``level``, the validation errors are added."""
     from spn.studies.backtest import backtest, read_run
-    from spn.pipeline.prediction import default_errors
+    from spn.pipeline.prediction import default_errors, fewest_errors
 
     runs = [read_run(p) for p in logs]
     if len({(r.executors, r.cores, r.input_bytes) for r in runs}) > 1:
         own = backtest(logs, pilot="others", budget=budget).errors
-        if len(own) >= MIN_OWN_ERRORS:
+        if len(own) >= fewest_errors(level):
             return own, "backtest of the given logs"
         errors, source = default_errors()
         return (*own, *errors), f"backtest of the given logs ({len(own)} runs) and the {source}"
