@@ -12,7 +12,7 @@ import spn.studies.backtest as backtest_module
 from spn.cli import main
 from spn.exceptions import ModelError
 from spn.studies.backtest import LogRun, backtest
-from spn.pipeline.prediction import default_errors, prediction_interval, spread_levels
+from spn.pipeline.prediction import default_errors, fewest_errors, prediction_interval, spread_levels
 from whatif_logs import pilot_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +39,15 @@ def test_too_few_errors_take_the_most_extreme_and_say_the_level_is_not_guarantee
     pi = prediction_interval(100.0, None, [0.02, -0.04, 0.05], level=0.9)
     assert not pi.guaranteed and "too few" in pi.how
     assert (pi.low, pi.high) == pytest.approx((96.0, 105.0))
+
+
+def test_nineteen_errors_make_a_guaranteed_90_percent_interval_and_eighteen_do_not():
+    # (19 + 1) x 0.05 is exactly the first rank; in floats 1 - 0.9 is a little under 0.1
+    assert fewest_errors(0.9) == 19 and fewest_errors(0.8) == 9 and fewest_errors(0.5) == 3
+    errors = np.linspace(-0.09, 0.09, 19)
+    pi = prediction_interval(100.0, None, errors, level=0.9)
+    assert pi.guaranteed and (pi.low, pi.high) == pytest.approx((91.0, 109.0))
+    assert not prediction_interval(100.0, None, errors[1:], level=0.9).guaranteed
 
 
 def test_no_error_at_all_is_refused():
@@ -86,6 +95,8 @@ def test_a_backtest_judges_each_run_by_an_interval_made_without_its_own_configur
     # the 8-executor runs are 10 % long; their interval comes from the 4-executor errors only (none): missed
     assert [row.inside for row in result.rows] == [True, True, False, False]
     assert result.summary_numbers()["coverage"] == 0.5
+    # two errors per interval: the table says the level is not guaranteed
+    assert "too few for a guaranteed 90 % (that needs 19)" in result.summary()
 
 
 def test_a_backtest_needs_two_configurations(monkeypatch):

@@ -76,6 +76,12 @@ def check(query: str, pilots: list[Path], targets: list[int], data: Path, errors
     return out
 
 
+def _backtest_table(data: Path, query: str) -> str:
+    from spn.studies.backtest import backtest
+
+    return backtest(logs(data, query), pilot="smallest", level=LEVEL).summary()
+
+
 def _pilot(log: Path) -> str:
     """``3 (…_0026)``: a pilot's executors and the end of its application id."""
     from spn.studies.backtest import read_run
@@ -163,6 +169,10 @@ def main(argv=None) -> int:
         *table(a), "",
         "**B: from a 3- and a 6-executor log** (each interval from the other query's validation errors):", "",
         *table(b), "",
+        "**`spn backtest` of each query's logs** (the pilot: both 3-executor logs; each interval from the other "
+        "targets' errors of the same query, leaving the target's own out):", "",
+        *[line for q in QUERIES for line in ("```", f"$ spn backtest {q}_e*.json.gz",
+                                             _backtest_table(args.data, q), "```", "")],
         "**How much of the error is the runs' own** (spreads: coefficients of variation over all the upstream "
         "runs of each configuration, from the data's README; the model's part is what the mean squared error "
         "leaves over, the parts taken independent; the half-width is the smallest symmetric one holding 90 % "

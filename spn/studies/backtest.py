@@ -107,7 +107,7 @@ class Backtest:
         table = [head]
         for row in self.rows:
             interval = "" if row.interval is None else f"[{row.interval[0]:.5g}, {row.interval[1]:.5g}]"
-            table.append([row.pilot, row.target, Path(row.log).name[:40], f"{row.measured:.5g}",
+            table.append([row.pilot, row.target, _run_name(row.log), f"{row.measured:.5g}",
                           f"{row.predicted:.5g}", f"{100 * row.error:+.1f} %", interval,
                           "" if row.inside is None else ("yes" if row.inside else "no")])
         widths = [max(len(r[k]) for r in table) for k in range(len(head))]
@@ -118,6 +118,14 @@ class Backtest:
                      f"{100 * n['coverage']:.0f} % (mean half-width {100 * n['mean_half_width']:.1f} %; each "
                      f"interval from the other targets' errors)")
         return "\n".join(lines + list(self.notes))
+
+
+def _run_name(path: str) -> str:
+    """A log's file name without the suffixes every log has (``.json``, a codec's)."""
+    name = Path(path).name
+    for suffix in (".gz", ".zst", ".zstd", ".lz4", ".snappy", ".lzf", ".json"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def setting_key(setting) -> tuple[int, int, int]:
@@ -140,7 +148,7 @@ def read_run(path) -> LogRun:
 def backtest(logs: Sequence, *, pilot: str = "smallest", level: float = 0.9, budget=None) -> Backtest:
     """Predict every configuration among ``logs`` from the others (``pilot``: ``smallest`` or ``others``)."""
     from spn.pipeline import Budget, Question, evaluate
-    from spn.pipeline.prediction import prediction_interval, spread_levels
+    from spn.pipeline.prediction import fewest_errors, prediction_interval, spread_levels
 
     if pilot not in ("smallest", "others"):
         raise ModelError(f"pilot must be 'smallest' or 'others', got {pilot!r}", option="pilot")
@@ -166,13 +174,19 @@ def backtest(logs: Sequence, *, pilot: str = "smallest", level: float = 0.9, bud
                         spread=tuple(predicted[(p, t)].percentiles[q] for q in spread_levels(level)))
             for p, t in pairs for run in groups[t]]
     # each row's interval from the errors of the other targets (leave its own configuration out)
-    judged = []
+    judged, few = [], set()
     for row in rows:
         others = [r.error for r in rows if r.target != row.target]
         if others:
             pi = prediction_interval(row.predicted, row.spread, others, level=level, source="backtest")
             row = BacktestRow(**{**row.__dict__, "interval": (pi.low, pi.high)})
+            if not pi.guaranteed:
+                few.add(len(others))
         judged.append(row)
     notes = (f"pilot: {'the configuration with the fewest task slots' if pilot == 'smallest' else 'each other'}"
              f" ({len(runs)} logs, {len(groups)} configurations)",)
+    if few:
+        notes += (f"intervals made from {', '.join(map(str, sorted(few)))} other runs' errors: too few for a "
+                  f"guaranteed {100 * level:g} % (that needs {fewest_errors(level)}); the most extreme "
+                  "error is taken on each side",)
     return Backtest(tuple(judged), pilot, level, notes)
