@@ -116,7 +116,9 @@ def test_max_states_bounds_the_exact_chain_and_the_estimate_says_how_it_was_made
     exact, = predict_json(capsys, monkeypatch, log, "--vary", "spark.executor.cores=2")
     small, = predict_json(capsys, monkeypatch, log, "--vary", "spark.executor.cores=2", "--max-states", "5")
     assert exact["method"] == "exact (CTMC)" and small["method"] != exact["method"]
-    assert small["ci_low"] <= exact["mean_execution_time"] <= small["ci_high"]
+    # a 95 % interval misses one seed in twenty: three half-widths miss about one in three hundred
+    half = (small["ci_high"] - small["ci_low"]) / 2
+    assert abs(small["mean_execution_time"] - exact["mean_execution_time"]) <= 3 * half
 
 
 def test_what_if_holds_the_other_settings_fixed(logs, capsys, monkeypatch):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from spn.cli import main
+from spn.defaults import SEED
 from spn.pipeline import Budget, Question, evaluate
 from spn.report.data import build_report, default_cores, default_executors, default_input_sizes
 from spn.report.html import render_html
@@ -89,7 +90,7 @@ def test_default_cores_and_input_sizes():
 
 
 def test_the_what_if_curve_is_spn_predicts(pilot, report):
-    rows = predict([pilot], ("spark.executor.instances", [2, 4]), seed=0, rel_precision=0.01, level=0.9)
+    rows = predict([pilot], ("spark.executor.instances", [2, 4]), seed=SEED, rel_precision=0.01, level=0.9)
     assert [r["executors"] for r in report["what_if"]["rows"]] == [2, 4]
     for mine, theirs in zip(report["what_if"]["rows"], rows):
         assert mine["mean_execution_time"] == theirs.mean_s
@@ -102,13 +103,13 @@ def test_the_what_if_curve_is_spn_predicts(pilot, report):
 def test_the_curves_over_cores_and_input_are_spn_predicts_at_the_pilots_other_settings(pilot, report, curve, key,
                                                                                         values):
     # the pilot's log is its only log: the pilot's executors (2), cores (2) and input (1 GB) are every log's
-    rows = predict([pilot], (key, values), seed=0, rel_precision=0.01, level=0.9)
+    rows = predict([pilot], (key, values), seed=SEED, rel_precision=0.01, level=0.9)
     assert [r["value"] for r in report[curve]["rows"]] == values
     for mine, theirs in zip(report[curve]["rows"], rows):
         assert mine["mean_execution_time"] == theirs.mean_s
         assert mine["prediction_interval"] == theirs.prediction.as_dict()
         assert mine["rules"] == list(theirs.rules)
-    assert f"spn predict pilot.json --vary {key}={','.join(map(str, values))} --seed 0" in report[curve]["command"]
+    assert f"spn predict pilot.json --vary {key}={','.join(map(str, values))} --seed {SEED}" in report[curve]["command"]
     assert report[curve]["measured"] == [{"log": "pilot.json", "value": values[0] if key == "input-size" else 2,
                                           "seconds": 7.0}]
 
@@ -148,7 +149,7 @@ def test_the_multi_user_curve_is_the_pipelines(pilot, report):
     assert think == report["runs"][0]["seconds"]          # by default: the pilot's execution time
     for row in report["users"]["rows"]:
         result = evaluate([pilot], [f"workload.users={row['users']}", f"workload.think_time={think!r}"],
-                          question=Question(percentiles=(95.0,)), budget=Budget(seed=0, rel_precision=0.01))
+                          question=Question(percentiles=(95.0,)), budget=Budget(seed=SEED, rel_precision=0.01))
         assert row["mean_execution_time"] == result.mean_execution_time
         assert row["p95"] == result.percentiles[95.0]
 

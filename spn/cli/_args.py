@@ -14,7 +14,7 @@ import math
 import sys
 import warnings
 
-from spn.defaults import MAX_STATES, RTOL
+from spn.defaults import MAX_STATES, RTOL, SEED
 from spn.exceptions import ModelError, SpnError
 from spn.limits import MAX_COUNT
 
@@ -227,8 +227,9 @@ def resolving_logs(attribute: str = "logs"):
 
 
 def add_seed(parser) -> None:
-    parser.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=None, metavar="S",
-                        help="random seed (an integer >= 0); the same seed repeats the run exactly")
+    parser.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=SEED, metavar="S",
+                        help=f"random seed (an integer >= 0; default: {SEED}, as every command); the same seed "
+                             "repeats the run exactly")
 
 
 def add_plot(parser, what: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from spn.defaults import SEED
 from spn.studies.plan import MAX_PROBES
 from spn.cli import _args
 from spn.cli.format import format_plan
@@ -61,8 +62,8 @@ def register(commands) -> None:
     plan.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                       help="each value's time budget, every method included (default: 30); an interval is used "
                            "either way")
-    plan.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
-                      help="random seed of every simulation (default: 1, so that a plan repeats; the same seed "
+    plan.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=SEED, metavar="S",
+                      help=f"random seed of every simulation (default: {SEED}, as every command; the same seed "
                            "at every value: common random numbers)")
     plan.set_defaults(run=run_plan)
 
@@ -112,9 +113,9 @@ def register(commands) -> None:
                             "(default: 0.005, as spn solve)")
     sweep.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
                        help="each point's time budget, every method included (default: 30)")
-    sweep.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=1, metavar="S",
-                       help="random seed of every simulated point (default: 1; the same at every "
-                            "point: common random numbers)")
+    sweep.add_argument("--seed", type=_args.bounded_int(0, _args.MAX_SEED), default=SEED, metavar="S",
+                       help=f"random seed of every simulated point (default: {SEED}, as every command; the same "
+                            "at every point: common random numbers)")
     sweep.set_defaults(run=run_sweep)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spn.defaults import MAX_STATES
+from spn.defaults import MAX_STATES, SEED
 from spn.cli import _args
 
 
@@ -28,8 +28,8 @@ def register(commands) -> None:
                          help="users submitting the application (default: 1, the application alone)")
     predict.add_argument("--think-time", type=_args.positive_float, metavar="Z",
                          help="mean think time in seconds (needed with several users)")
-    predict.add_argument("--seed", type=_args.non_negative_int, default=0, metavar="S",
-                         help="random seed of the simulations (default: 0)")
+    predict.add_argument("--seed", type=_args.non_negative_int, default=SEED, metavar="S",
+                         help="random seed of the simulations (default: %(default)s, as every command)")
     predict.add_argument("--rel-precision", type=_args.positive_float, default=0.005, metavar="E",
                          help="relative half-width of each 95 %% interval (default: %(default)s)")
     predict.add_argument("--max-seconds", type=_args.positive_float, default=None, metavar="T",
@@ -60,7 +60,7 @@ def register(commands) -> None:
                           help="which configurations predict (default: %(default)s)")
     backtest.add_argument("--level", type=_args.level, default=0.9, metavar="L",
                           help="level of the prediction intervals (default: %(default)s)")
-    backtest.add_argument("--seed", type=_args.non_negative_int, default=1, metavar="S",
+    backtest.add_argument("--seed", type=_args.non_negative_int, default=SEED, metavar="S",
                           help="random seed of any simulation (default: %(default)s)")
     _args.add_json(backtest)
     _args.add_plot(backtest, "each configuration's prediction against its executors, the prediction intervals as "

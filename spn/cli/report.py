@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from spn.cli import _args
+from spn.defaults import SEED
 from spn.exceptions import SpnError
 
 
@@ -55,8 +56,8 @@ def register(commands) -> None:
                              "overrun it is simulated, or left out, and the page says so")
     report.add_argument("--rel-precision", type=_args.positive_float, default=None, metavar="E",
                         help="relative half-width of a simulated point's 95 %% interval (default: 0.01)")
-    report.add_argument("--seed", type=_args.non_negative_int, default=0, metavar="S",
-                        help="random seed of the simulations (default: %(default)s)")
+    report.add_argument("--seed", type=_args.non_negative_int, default=SEED, metavar="S",
+                        help="random seed of the simulations (default: %(default)s, as every command)")
     report.set_defaults(run=run_report)
 
 

@@ -207,7 +207,7 @@ class Decomposition:
         from spn.exceptions import SpnError
 
         try:
-            d = decompose(desc, seed=0 if budget.seed is None else budget.seed, max_seconds=clock.left())
+            d = decompose(desc, seed=budget.seed, max_seconds=clock.left())
         except SpnError as error:
             raise Skipped(f"it could not answer ({error})") from error
         if d.error_bound > budget.rel_precision:

@@ -12,7 +12,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from spn.defaults import MAX_STATES, RTOL
+from spn.defaults import MAX_STATES, RTOL, SEED
 from spn.exceptions import ModelError
 
 __all__ = ["Question", "Budget", "Clock", "parse_percentiles", "MAX_SECONDS", "REL_PRECISION", "MAX_PERCENTILES"]
@@ -66,7 +66,7 @@ class Budget:
     max_states: int = MAX_STATES
     rel_precision: float = REL_PRECISION
     rtol: float = RTOL
-    seed: int | None = None
+    seed: int = SEED
     progress: bool = False
 
     def __post_init__(self):

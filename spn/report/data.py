@@ -33,6 +33,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from spn.defaults import SEED
 from spn.exceptions import LogFormatError, ModelError, SpnError
 
 __all__ = ["build_report", "default_executors", "default_cores", "default_input_sizes", "FORMAT", "USERS",
@@ -80,7 +81,7 @@ def default_input_sizes(pilot: int) -> list[int]:
 
 def build_report(logs: Sequence, *, executors: Sequence[int] | None = None, cores: Sequence[int] | None = None,
                  input_sizes: Sequence[int] | None = None, users: Sequence[int] = USERS,
-                 think_time: float | None = None, target=None, price=None, level: float = 0.9, seed: int = 0,
+                 think_time: float | None = None, target=None, price=None, level: float = 0.9, seed: int = SEED,
                  rel_precision: float = REL_PRECISION, max_seconds: float = MAX_SECONDS, method: str = "auto",
                  progress: bool = False) -> dict:
     """The report of ``logs`` (Spark event logs of one application) as a plain dict (see the module doc).

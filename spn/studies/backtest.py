@@ -163,7 +163,7 @@ def backtest(logs: Sequence, *, pilot: str = "smallest", level: float = 0.9, bud
     order = sorted(groups, key=lambda k: (k[0] * k[1], k))
     pairs = ([(order[0], t) for t in order[1:]] if pilot == "smallest"
              else [(p, t) for p in order for t in order if p != t])
-    budget = budget or Budget(seed=1)
+    budget = budget or Budget()
     predicted = {}
     for p, t in pairs:
         settings = [f"spark.executor.instances={t[0]}", f"spark.executor.cores={t[1]}", "workload.users=1"]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import time
 
+from spn.defaults import SEED
 from spn.exceptions import StateSpaceLimitError
 from spn.simulation.distributions import SimulationTimeout
 from spn.simulation.runner import seed_sequence, simulate_description
@@ -167,7 +168,7 @@ def _measures_of(desc) -> tuple:
         + tuple(f"queues.{q.name}.utilization" for q in queues_of(desc))
 
 
-def compare_description(desc, *, engines=None, seed=None, replications: int = 10,
+def compare_description(desc, *, engines=None, seed=SEED, replications: int = 10,
                         confidence: float = 0.95, rel_precision: float | None = 0.01,
                         max_replications: int = 2000, max_seconds: float | None = COMPARE_SECONDS,
                         method: str = "auto", max_states: int = COMPARE_MAX_STATES,
@@ -177,7 +178,7 @@ def compare_description(desc, *, engines=None, seed=None, replications: int = 10
     ``engines``: by default both for the ``gate`` policy, the cluster engine alone for a
     policy the net simulator does not model (``fifo``, ``fair``: the net solves them, the
     cluster simulator is their independent check). The engines get independent random
-    streams spawned from ``seed``. ``max_seconds`` bounds the whole comparison (None: no
+    streams spawned from ``seed`` (the project's default: the same numbers every run). ``max_seconds`` bounds the whole comparison (None: no
     bound): exploring the chain may take :data:`ANALYTIC_SHARE` of it, and a chain the
     description already puts past ``max_states`` (:func:`spn.analysis.choice.choose_method`)
     is not explored at all. ``pool_finished_tasks``: the cluster simulator's mode (see

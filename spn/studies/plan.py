@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from spn.defaults import MAX_STATES, RTOL
+from spn.defaults import MAX_STATES, RTOL, SEED
 from spn.exceptions import ConvergenceError, ModelError, SpnError
 from spn.studies.plan_result import (UNDECIDED, PlanPoint, PlanResult, QueueShare, monotonicity_evidence, shown,
                                      target_verdict, verdict)
@@ -321,7 +321,7 @@ def _metrics(result, targets) -> dict:
 def plan(model, vary: str, targets: Sequence[str | Target], *, sets: Sequence[str] = (),
          largest: bool = False, probes: int = 3, exhaustive: bool = False, method: str = "auto",
          rtol: float = RTOL, max_states: int = MAX_STATES, progress: bool = False, fallback: bool = True,
-         seed=1, rel_precision: float | None = None, refine_to: float | None = None,
+         seed=SEED, rel_precision: float | None = None, refine_to: float | None = None,
          max_seconds: float | None = None, minimize: str = "value", price=None) -> PlanResult:
     """The smallest (or largest) value of ``vary``'s parameter meeting every target, for a model file
     (or a pilot's logs, whose Spark keys apply the what-if rules).

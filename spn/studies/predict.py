@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from spn.defaults import SEED
 from spn.exceptions import ModelError
 
 __all__ = ["PredictionRow", "parse_vary", "predict", "prediction_errors", "MAX_VALUES"]
@@ -91,7 +92,7 @@ def parse_vary(text: str) -> tuple[str, list[int]]:
 
 
 def predict(logs: Sequence, vary: tuple[str, Iterable[int]], what_if=(), *, users: int = 1,
-            think_time: float | None = None, seed: int = 0, rel_precision: float = 0.005,
+            think_time: float | None = None, seed: int = SEED, rel_precision: float = 0.005,
             max_seconds: float | None = None, max_states: int | None = None,
             level: float | None = 0.9, method: str = "auto", errors=None) -> list[PredictionRow]:
     """One :class:`PredictionRow` per value of ``vary = (key, values)``, the other settings from ``what_if``.

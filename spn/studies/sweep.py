@@ -64,6 +64,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spn.defaults import SEED
 from spn.pipeline.result import percentile_key
 from spn.studies.plan import model_data
 from spn.studies.targets import _short
@@ -100,7 +101,7 @@ class SweepTask:
     rtol: float = RTOL
     max_states: int = MAX_STATES
     classes: ClassSweep | None = None
-    seed: int = 1
+    seed: int = SEED
     rel_precision: float | None = None
     max_seconds: float | None = None
 
@@ -235,7 +236,7 @@ def run_sweep(model, grid_texts: Sequence[str], out, *, sets: Sequence[str] = ()
               percentiles: Sequence[float] = (), deadline: float | None = None, resume: bool = False,
               force: bool = False, workers: int | None = None, scheduler: str | None = None,
               method: str = "auto", rtol: float = RTOL, max_states: int = MAX_STATES,
-              progress: bool = False, plot: str | None = None, seed: int = 1,
+              progress: bool = False, plot: str | None = None, seed: int = SEED,
               rel_precision: float | None = None, max_seconds: float | None = None) -> SweepSummary:
     """Solve the grid of ``model`` and write/extend the CSV ``out``; optionally plot it.
 

@@ -39,6 +39,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spn.defaults import SEED
 from spn.pipeline.result import percentile_key
 from spn.studies.targets import MAX_POINTS, MAX_VALUE, _short
 from spn.studies.sweep_files import RESULT_COLUMNS, TAIL_COLUMNS
@@ -140,7 +141,7 @@ class ClassSweep:
     queues: tuple
     shares: tuple = ()
     pinned: tuple = ()
-    seed: int = 1
+    seed: int = SEED
     rel_precision: float | None = None
     max_seconds: float | None = None
 
