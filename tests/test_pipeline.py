@@ -96,6 +96,25 @@ def test_every_command_gives_the_same_number(capsys, model, extra, policy, users
         assert api.interval[0] <= r <= api.interval[1]
 
 
+def test_with_no_seed_given_solve_sweep_and_the_api_draw_the_same_simulation(capsys, tmp_path):
+    # a chain past max_states: the answer is simulated, so only a shared default seed makes it one number
+    settings = ["scheduler.policy=fifo", "workload.users=5"]
+    limits = ["--max-states", "10", "--max-seconds", "600", "--rel-precision", "0.02"]
+    api = evaluate(MAPREDUCE, settings, budget=Budget(max_states=10, max_seconds=600, rel_precision=0.02),
+                   method="simulation")
+    code, out, err = run(capsys, "solve", MAPREDUCE, *(x for s in settings for x in ("--set", s)), *limits,
+                         "--method", "simulation", "--json")
+    assert code == 0, err
+    csv = tmp_path / "points.csv"
+    code, _, err = run(capsys, "sweep", MAPREDUCE, "--grid", "workload.users=5", "--set", settings[0], *limits,
+                       "--method", "simulation", "--out", csv, "--workers", "0")
+    assert code == 0, err
+    header, row = csv.read_text().splitlines()[:2]
+    swept = dict(zip(header.split(","), row.split(",")))
+    assert json.loads(out)["mean_execution_time"] == api.mean_execution_time
+    assert float(swept["mean_execution_time"]) == api.mean_execution_time
+
+
 @needs_lundstrom
 def test_a_fitted_configuration_gets_one_number_from_predict_fit_plan_and_sweep(tmp_path, capsys):
     from spn.studies.predict import predict
