@@ -122,6 +122,14 @@ def test_plan_command(capsys):
     assert text.startswith("smallest cluster.containers meeting p90<=25: ") and "<- answer" in text
 
 
+def test_a_plan_of_estimated_values_says_what_their_intervals_are(capsys):
+    assert main(["plan", EXAMPLE, "--vary", "cluster.containers=1..40", "--target", "mean<=14",
+                 "--max-states", "5"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "intervals (simulation): numerical: 95 % confidence intervals of the simulation (not the " \
+                   "spread of real runs)"
+
+
 @pytest.mark.parametrize("args,message", [
     (["--vary", "cluster.containers=1..4", "--target", "mean=>3"], "--target"),
     (["--vary", "cluster.containers=0..4", "--target", "mean<=30"], "cluster.containers=0"),

@@ -10,6 +10,7 @@ users (N)  3
 
 from __future__ import annotations
 
+from spn.pipeline.result import INTERVAL_KINDS
 from spn.pipeline.summary import (  # noqa: F401  (the solve tables, shared with the library)
     _columns, _format_classes, _interval, _policy_row, _rows, format_distribution, format_report,
 )
@@ -161,4 +162,7 @@ def format_plan(result) -> str:
         how = (f"; simulated values: 95 % intervals to {100 * sim['rel_precision']:g} %, refined to "
                f"{100 * sim['refine_to']:g} % when straddling, seed {sim['seed']} at every value")
     lines.append(f"{what} ({result.method}{how}) in {result.seconds:.2f} s")
+    # what the printed intervals are, as spn solve says it: never the range a real run falls in
+    kinds = dict.fromkeys(p.method for p in result.points if p.method in INTERVAL_KINDS and p.method != "exact")
+    lines += [f"intervals ({method}): {INTERVAL_KINDS[method]}" for method in kinds]
     return "\n".join(lines)
