@@ -289,6 +289,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     delta, base = instant[3], instant[4]
     m, choice = path[0], path[1]
     everyone = links[1][links[1].shape[0] - 1]      # (merging levels is rare: every activity is looked at)
+    woken = path[4]                                 # (a copy: choices() takes out of it what it finds disabled)
     marks, sources, weights = pending[0], pending[1], pending[2]
     successor, table, levels, level_weight, level_slot = level_work
     half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
@@ -304,7 +305,9 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = choices(m, instant, gates, priority, links, everyone, choice)
+            for i in range(len(woken)):
+                woken[i] = everyone[i]
+            n_choices, total = choices(m, instant, gates, priority, links, woken, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
                 status = _land(m, source, w, k, top_count, marks, sources, weights)
