@@ -202,7 +202,8 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows),
       and the activities woken on the way to the marking and to each one on the stack (bit sets,
       as :func:`link_arrays`'s ``wakes``);
-    - the landings waiting to be looked up (``pending``), with their sources, weights and table slots;
+    - for the landings waiting to be looked up (``pending`` of them), their sources, weights and table
+      slots (the markings themselves are stored as the rows are: :mod:`spn.statespace.compiled_landing`);
     - the levels: a successor, the table that merges equal markings, two levels of markings.
     """
     state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
@@ -210,7 +211,7 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
             np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(words, np.int64),
             np.empty((stack, words), np.int64))
-    landings = (np.empty((pending, n_places), np.int64), np.empty(pending, np.int64), np.empty(pending),
+    landings = (np.empty(pending, np.int64), np.empty(pending),
                 np.empty(pending, np.int64), np.empty(pending, np.int64), np.empty(pending, np.int64))
     levels = (np.empty(n_places, np.int64), np.zeros(4 * stack, np.int64),
               np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(stack, np.int64))
