@@ -91,10 +91,12 @@ def land(m, source, weight, k, top_count, marks, sources, weights):
     landings: DONE, or why not (no room left: GIVE_UP; a count too large for the rows: WIDER)."""
     if k >= len(sources):
         return GIVE_UP
-    for j in range(m.shape[0]):
-        if m[j] > top_count:
-            return WIDER
+    largest = 0
+    for j in range(m.shape[0]):     # (no exit from the loop, which is then vectorised)
+        largest = max(largest, m[j])
         marks[k, j] = m[j]
+    if largest > top_count:         # (the row written is not counted)
+        return WIDER
     sources[k], weights[k] = source, weight
     return DONE
 
