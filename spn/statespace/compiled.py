@@ -175,6 +175,16 @@ def _compiled(function):
     return njit(cache=True, nogil=True)(function)
 
 
+def _unreferenced(function):
+    """Compiled without reference counts on its arrays (the kernel makes none, and its arrays outlive
+    the call). With them, Numba counts every array a function is handed, and a pass then removes the
+    counting it can prove useless; on functions as large as the kernel it fails as soon as their
+    control flow grows a little (a loop or a division more in :func:`_resolve`), and every firing
+    paid two atomic updates per array. Without them, :func:`_resolve` can be compiled into
+    :func:`_expand` too, which saves handing it some 40 arrays per firing."""
+    return njit(cache=True, nogil=True, _nrt=False)(function)
+
+
 def _inlined(function):
     """Compiled into its callers: the small helpers run several times per marking."""
     return njit(cache=True, nogil=True, inline="always")(function)
@@ -292,7 +302,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     return _DONE, k
 
 
-@_compiled
+@_inlined
 def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
              instant, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
@@ -311,19 +321,22 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
     wakes = links[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
-        stack[0, j] = start[j]
-    stack_weight[0] = weight
+        m[j] = start[j]
+    w = weight
     row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
     for i in range(wakes.shape[1]):
-        stack_woken[0, i] = wakes[row, i]
-    top, pops = 1, 0
-    while top:
-        top -= 1
-        for j in range(m.shape[0]):
-            m[j] = stack[top, j]
-        for i in range(wakes.shape[1]):
-            woken[i] = stack_woken[top, i]
-        w = stack_weight[top]
+        woken[i] = wakes[row, i]
+    top, pops = 0, 0
+    while True:
+        if pops:                                    # (the first path starts from start, not from the stack)
+            if top == 0:
+                break
+            top -= 1
+            for j in range(m.shape[0]):
+                m[j] = stack[top, j]
+            for i in range(wakes.shape[1]):
+                woken[i] = stack_woken[top, i]
+            w = stack_weight[top]
         while True:                                 # along the path while it does not split
             pops += 1
             if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
@@ -383,7 +396,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
     return _DONE
 
 
-@_compiled
+@_unreferenced
 def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
             imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
             state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
