@@ -107,19 +107,22 @@ def choices(m, instant, gates, priority, links, woken, choice):
             a = 64 * i + trailing_zeros(word)
             bit = word & -word
             word ^= bit
-            test = sentinel + 3 * a                 # most activities fail their sentinel test
-            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+            if priority[a] < best:                  # so is every one after it (highest priority first)
+                woken[i] = keep
+                return n_choices, total
+            # most activities fail their sentinel test (unsigned indices: no negative ones to wrap)
+            test = np.uint64(sentinel + 3 * a)
+            if sentinels[test + np.uint64(1)] * m[np.uint64(sentinels[test])] < sentinels[test + np.uint64(2)]:
                 keep ^= bit
                 continue
-            if priority[a] >= best:
-                if enabled(m, ptr, column, threshold, a):
-                    if priority[a] > best:
-                        best, n_choices, total = priority[a], 0, 0.0
-                    choice[n_choices] = a
-                    n_choices += 1
-                    total += base[a]
-                else:
-                    keep ^= bit
+            if enabled(m, ptr, column, threshold, a):
+                if priority[a] > best:
+                    best, n_choices, total = priority[a], 0, 0.0
+                choice[n_choices] = a
+                n_choices += 1
+                total += base[a]
+            else:
+                keep ^= bit
         woken[i] = keep
     return n_choices, total
 
