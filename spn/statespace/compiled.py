@@ -112,8 +112,8 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
-                         state, path, (marks, *landings, words(marks)), levels, max_states, CHUNK if sampled else SAMPLE, PATH_LIMIT,
-                         DEPTH_LIMIT)
+                         state, path, (marks, *landings, words(marks)), levels, max_states,
+                         CHUNK if sampled else SAMPLE, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:

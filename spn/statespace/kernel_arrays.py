@@ -92,7 +92,8 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
     """
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     n = len(ptr) - 1
-    tests = [list(zip(column[ptr[a]:ptr[a + 1]].tolist(), threshold[ptr[a]:ptr[a + 1]].tolist())) for a in range(n)]
+    tests = [list(zip(column[ptr[a]:ptr[a + 1]].tolist(), threshold[ptr[a]:ptr[a + 1]].tolist()))
+             for a in range(n)]
     rises = [{c for c, need in tests[a] if need > 0} for a in range(n)]         # input arcs: a rise may enable
     falls = [{c for c, need in tests[a] if need <= 0} for a in range(n)]        # inhibitor arcs: a fall may
     reads = [set() for a in range(n)]                                           # choice gates: any change may
