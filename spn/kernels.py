@@ -37,7 +37,8 @@ _PACKAGE = Path(__file__).parent
 #: group -> (the sources its machine code is compiled from, the name of its stamp)
 GROUPS = {
     "explore": ((_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "compiled_choices.py",
-                 _PACKAGE / "statespace" / "compiled_gates.py", _PACKAGE / "statespace" / "activity_table.py"),
+                 _PACKAGE / "statespace" / "compiled_gates.py", _PACKAGE / "statespace" / "compiled_landing.py",
+                 _PACKAGE / "statespace" / "activity_table.py"),
                 "spn-kernels"),
     "cluster": ((_PACKAGE / "simulation" / "cluster_kernel.py",), "spn-cluster-kernels"),
 }

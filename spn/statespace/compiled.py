@@ -12,7 +12,9 @@ in a compiled loop, several times faster:
   merged; a run of one ungated activity that stays the only choice is taken in
   one step, as :meth:`ActivityTable.run_lengths` does);
 - tangible landings are looked up in an open-addressing hash table of the
-  markings seen (linear probing, a hash tag beside each id), new ones appended.
+  markings seen (linear probing, a hash tag beside each id), new ones appended;
+  markings are stored packed and hashed and compared a 64-bit word at a time
+  (:mod:`spn.statespace.compiled_landing`).
 
 The chain is the one :mod:`spn.statespace` builds (states may be numbered in
 another order). Where this engine would be slow or not exact — vanishing loops,
@@ -45,6 +47,8 @@ from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
 from spn.statespace.compiled_choices import choices, enabled, run_length
+from spn.statespace.compiled_landing import flush, land, pending_marks, rehash, row_width, words
+from spn.statespace import compiled_landing
 from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
 from spn.statespace.space import Parts, progress_line
 
@@ -67,8 +71,8 @@ SAMPLE = 1 << 12
 BATCH = 1 << 14
 #: room for the landings of the marking that fills a batch
 _PENDING = BATCH + (1 << 16)
-_ID_BITS = 40
-_ID_MASK = (1 << _ID_BITS) - 1
+assert (compiled_landing.DONE, compiled_landing.ROOM_STATES, compiled_landing.ROOM_TRANSITIONS, compiled_landing.WIDER,
+        compiled_landing.GIVE_UP) == (_DONE, _ROOM_STATES, _ROOM_TRANSITIONS, _WIDER, _GIVE_UP)
 
 
 def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
@@ -86,14 +90,15 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     n_places = len(m0)
 
     dtype = next(t for t in (np.uint8, np.uint16, np.uint32) if np.iinfo(t).max >= 2 * m0.max())
-    rows = np.zeros((1 << 12, n_places), dtype=dtype)
+    rows = np.zeros((1 << 12, row_width(n_places, dtype)), dtype=dtype)   # padded to whole words (compiled_landing)
     slots = np.zeros(1 << 13, dtype=np.int64)
     timed_counts = np.zeros(len(rows), dtype=np.int32)
     id_dtype = np.int32 if max_states < 2**31 - 1 else np.int64
     src, dst, rate = np.empty(1 << 12, id_dtype), np.empty(1 << 12, id_dtype), np.empty(1 << 12)
     timed_cols, timed_vals = np.empty(1 << 12, np.int16), np.empty(1 << 12)
     imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
-    state, path, pending, levels = work_arrays(n_places, len(priority), STACK_SIZE, _PENDING)
+    state, path, landings, levels = work_arrays(n_places, len(priority), STACK_SIZE, _PENDING)
+    marks = pending_marks(_PENDING, n_places, dtype)
     # states, next state to expand (-1: the initial marking first), transitions, timed entries,
     # impulses, how many transitions are the initial marking's landings (src -1), and the
     # states and transitions a lack of room asked for
@@ -105,30 +110,30 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
         if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
             sampled = int(counts[0])
             pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
-        status = _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
+        status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
-                         state, path, pending, levels, max_states, CHUNK if sampled else SAMPLE, PATH_LIMIT,
-                         DEPTH_LIMIT)
+                         state, path, (marks, *landings, words(marks)), levels, max_states,
+                         CHUNK if sampled else SAMPLE, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
             return None
         budget.check(states=int(counts[0]), expanded=max(int(counts[1]), 0), transitions=int(counts[2]),
-                     row_bytes=rows.itemsize * n_places)
+                     row_bytes=rows.itemsize * rows.shape[1])
         clock.check(states=int(counts[0]), expanded=max(int(counts[1]), 0))
         if status == _TOO_MANY:
             raise StateSpaceLimitError.beyond(max_states)
         if status == _ROOM_STATES:
             need = int(counts[6])
             if need >= len(rows):
-                rows.resize((max(need + 1, 2 * len(rows)), n_places), refcheck=False)
+                rows.resize((max(need + 1, 2 * len(rows)), rows.shape[1]), refcheck=False)
                 timed_counts.resize(len(rows), refcheck=False)
             if 2 * need >= len(slots):
                 size = len(slots)
                 while 2 * need >= size:
                     size *= 2
                 slots = np.zeros(size, dtype=np.int64)
-                _rehash(rows, int(counts[0]), slots)
+                rehash(words(rows), int(counts[0]), slots)
         elif status == _ROOM_TRANSITIONS:
             for a in (src, dst, rate):
                 a.resize(max(int(counts[7]), 2 * len(a)), refcheck=False)
@@ -142,14 +147,19 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             if rows.dtype == np.uint32:     # past MAX_TOKENS: the NumPy engine says where
                 return None
             wider = {np.uint8: np.uint16, np.uint16: np.uint32, np.uint32: np.uint64}[rows.dtype.type]
-            rows = rows.astype(wider)
+            n = int(counts[0])
+            widened = np.zeros((len(rows), row_width(n_places, wider)), dtype=wider)
+            widened[:n, :n_places] = rows[:n, :n_places]
+            rows, marks = widened, pending_marks(_PENDING, n_places, wider)
+            slots[:] = 0                    # the words hashed are not the same
+            rehash(words(rows), n, slots)
         if progress and sys.stderr.isatty() and time.perf_counter() - last_report > 0.5:
             last_report = time.perf_counter()
             progress_line(int(counts[0]), int(counts[0] - max(counts[1], 0)), started)
     if progress and sys.stderr.isatty():
         print(file=sys.stderr)
     n, n_tr, n_tv, n_imp, n_initial = (int(c) for c in counts[[0, 2, 3, 4, 5]])
-    rows.resize((n, n_places), refcheck=False)
+    rows = np.ascontiguousarray(rows[:n, :n_places])
     for a, size in ((src, n_tr), (dst, n_tr), (rate, n_tr), (timed_cols, n_tv), (timed_vals, n_tv),
                     (imp_rows, n_imp), (imp_cols, n_imp), (imp_vals, n_imp), (timed_counts, n)):
         a.resize(size, refcheck=False)
@@ -163,6 +173,16 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
 def _compiled(function):
     """Compiled on first use, and cached on disk for later processes."""
     return njit(cache=True, nogil=True)(function)
+
+
+def _unreferenced(function):
+    """Compiled without reference counts on its arrays (the kernel makes none, and its arrays outlive
+    the call). With them, Numba counts every array a function is handed, and a pass then removes the
+    counting it can prove useless; on functions as large as the kernel it fails as soon as their
+    control flow grows a little (a loop or a division more in :func:`_resolve`), and every firing
+    paid two atomic updates per array. Without them, :func:`_resolve` can be compiled into
+    :func:`_expand` too, which saves handing it some 40 arrays per firing."""
+    return njit(cache=True, nogil=True, _nrt=False)(function)
 
 
 def _inlined(function):
@@ -185,94 +205,6 @@ def _hash(m):
 
 
 @_inlined
-def _slot_of(h, slots):
-    """First slot of a hash, and its tag (top bits, with the tag's own top bit set: never 0)."""
-    return np.int64(h & np.uint64(len(slots) - 1)), np.int64(h >> np.uint64(41)) | (1 << 22)
-
-
-@_compiled
-def _rehash(rows, n, slots):
-    mask = len(slots) - 1
-    m = np.empty(rows.shape[1], dtype=np.int64)
-    for i in range(n):
-        for j in range(rows.shape[1]):
-            m[j] = rows[i, j]
-        pos, tag = _slot_of(_hash(m), slots)
-        while slots[pos] != 0:
-            pos = (pos + 1) & mask
-        slots[pos] = (tag << _ID_BITS) | (i + 1)
-
-
-@_compiled
-def _flush(k, rows, slots, src, dst, rate, counts, pending):
-    """Look up (adding new ones) the k pending landings and record them as transitions.
-
-    First every slot, and the row it points to, is read in short loops of
-    independent reads (which the processor overlaps); then each landing probes
-    from there, finding in cache what it needs.
-    Returns a lack of room (before changing anything) or _DONE.
-    """
-    marks, sources, weights, pos, tags, first = pending
-    if counts[0] + k >= rows.shape[0] or 2 * (counts[0] + k) >= len(slots):
-        counts[6] = counts[0] + k
-        return _ROOM_STATES
-    if counts[2] + k > len(src):
-        counts[7] = counts[2] + k
-        return _ROOM_TRANSITIONS
-    mask = len(slots) - 1
-    touched = 0
-    for i in range(k):
-        pos[i], tags[i] = _slot_of(_hash(marks[i]), slots)
-    # short loops of independent reads, so that many cache misses are under way at once
-    for i in range(k):
-        first[i] = slots[pos[i]]
-    for i in range(k):
-        touched += rows[max((first[i] & _ID_MASK) - 1, 0), 0]     # the candidate rows
-    n_tr = counts[2]
-    for i in range(k):
-        at = pos[i]
-        entry = slots[at]           # read again: an earlier landing of this batch may have taken it
-        while True:
-            if entry == 0:                          # a new marking
-                found = counts[0]
-                for j in range(rows.shape[1]):
-                    rows[found, j] = marks[i, j]
-                slots[at] = (tags[i] << _ID_BITS) | (found + 1)
-                counts[0] = found + 1
-                break
-            if (entry >> _ID_BITS) == tags[i]:
-                found = (entry & _ID_MASK) - 1
-                same = True
-                for j in range(rows.shape[1]):
-                    if rows[found, j] != marks[i, j]:
-                        same = False
-                        break
-                if same:
-                    break
-            at = (at + 1) & mask
-            entry = slots[at]
-        if found != sources[i]:
-            src[n_tr], dst[n_tr], rate[n_tr] = sources[i], found, weights[i]
-            n_tr += 1
-    counts[2] = n_tr
-    return _DONE if touched >= 0 else _DONE     # (touched is used: the compiler keeps the row reads)
-
-
-@_inlined
-def _land(m, source, weight, k, top_count, marks, sources, weights):
-    """Put tangible marking m, reached from ``source`` at ``weight``, at position k of the pending
-    landings: _DONE, or why not (no room left: _GIVE_UP; a count too large for the rows: _WIDER)."""
-    if k >= len(sources):
-        return _GIVE_UP
-    for j in range(m.shape[0]):
-        if m[j] > top_count:
-            return _WIDER
-        marks[k, j] = m[j]
-    sources[k], weights[k] = source, weight
-    return _DONE
-
-
-@_inlined
 def _forget(table, level_slot, first, n):
     """Empty the merge table of the n markings of a level starting at ``first``."""
     for q in range(first, first + n):
@@ -289,6 +221,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     delta, base = instant[3], instant[4]
     m, choice = path[0], path[1]
     everyone = links[1][links[1].shape[0] - 1]      # (merging levels is rare: every activity is looked at)
+    woken = path[4]                                 # (a copy: choices() takes out of it what it finds disabled)
     marks, sources, weights = pending[0], pending[1], pending[2]
     successor, table, levels, level_weight, level_slot = level_work
     half = levels.shape[0] // 2                 # two levels: [0, half) and [half, 2 half)
@@ -304,10 +237,12 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                 m[j] = levels[item, j]
             w = level_weight[item]
             pops += 1
-            n_choices, total = choices(m, instant, gates, priority, links, everyone, choice)
+            for i in range(len(woken)):
+                woken[i] = everyone[i]
+            n_choices, total = choices(m, instant, gates, priority, links, woken, choice)
             status = _DONE
             if n_choices == 0:                      # tangible: to be looked up with others
-                status = _land(m, source, w, k, top_count, marks, sources, weights)
+                status = land(m, source, w, k, top_count, marks, sources, weights)
                 if status == _DONE:
                     k += 1
             elif total <= 0 or pops > path_limit or depth >= depth_limit:
@@ -367,7 +302,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
     return _DONE, k
 
 
-@_compiled
+@_inlined
 def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
              instant, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
@@ -386,26 +321,29 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
     wakes = links[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
-        stack[0, j] = start[j]
-    stack_weight[0] = weight
+        m[j] = start[j]
+    w = weight
     row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
     for i in range(wakes.shape[1]):
-        stack_woken[0, i] = wakes[row, i]
-    top, pops = 1, 0
-    while top:
-        top -= 1
-        for j in range(m.shape[0]):
-            m[j] = stack[top, j]
-        for i in range(wakes.shape[1]):
-            woken[i] = stack_woken[top, i]
-        w = stack_weight[top]
+        woken[i] = wakes[row, i]
+    top, pops = 0, 0
+    while True:
+        if pops:                                    # (the first path starts from start, not from the stack)
+            if top == 0:
+                break
+            top -= 1
+            for j in range(m.shape[0]):
+                m[j] = stack[top, j]
+            for i in range(wakes.shape[1]):
+                woken[i] = stack_woken[top, i]
+            w = stack_weight[top]
         while True:                                 # along the path while it does not split
             pops += 1
             if pops > DEPTH_FIRST_LIMIT:            # the caller takes it back and calls _resolve_levels
                 return _SPLIT, k
             n_choices, total = choices(m, instant, gates, priority, links, woken, choice)
             if n_choices == 0:                      # tangible: to be looked up with others
-                status = _land(m, source, w, k, top_count, marks, sources, weights)
+                status = land(m, source, w, k, top_count, marks, sources, weights)
                 if status != _DONE:
                     return status, k
                 k += 1
@@ -458,8 +396,8 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
     return _DONE
 
 
-@_compiled
-def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
+@_unreferenced
+def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
             imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
             state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
@@ -480,7 +418,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
                                         instant, gates, links, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
-            status = _flush(k, rows, slots, src, dst, rate, counts, pending)
+            status = flush(k, rows, row_words, slots, src, dst, rate, counts, pending)
         if status != _DONE:
             return status
         counts[1], counts[5] = 0, counts[2]
@@ -492,7 +430,7 @@ def _expand(m0, rows, slots, timed_counts, src, dst, rate, timed_cols, timed_val
         return status
     while True:
         if k >= BATCH or s == counts[0] or s >= stop:
-            status = _flush(k, rows, slots, src, dst, rate, counts, pending)
+            status = flush(k, rows, row_words, slots, src, dst, rate, counts, pending)
             if status != _DONE:                     # take back the markings expanded since the last batch
                 counts[3], counts[4] = saved_timed, saved_impulses
                 return status

@@ -89,7 +89,11 @@ def choices(m, instant, gates, priority, links, woken, choice):
     """The instantaneous activities that may fire in m (the enabled ones of the highest priority)
     into ``choice``; returns how many, and their total weight (0 choices: m is tangible). Only the
     activities in the bit set ``woken`` are looked at (all of them, or those woken on the way from a
-    tangible marking: :func:`~spn.statespace.kernel_arrays.link_arrays`), in the order of their numbers."""
+    tangible marking: :func:`~spn.statespace.kernel_arrays.link_arrays`), in the order of their numbers.
+
+    Those found disabled are taken out of ``woken``: a firing cannot enable an activity that reads no
+    place it changes, so after it only those left and those it wakes need a look (along a slot shift or
+    an allocation, the set stays that small instead of growing to every activity of the slots)."""
     if gates is not None:       # choice gates: scanned in a call of its own (None: pruned when compiled)
         return _gated_choices(m, instant, gates, priority, links, woken, choice)
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
@@ -98,18 +102,28 @@ def choices(m, instant, gates, priority, links, woken, choice):
     n_choices, best, total = 0, -np.inf, 0.0
     for i in range(len(woken)):
         word = woken[i]
+        keep = word
         while word != 0:
             a = 64 * i + trailing_zeros(word)
-            word &= word - 1
-            test = sentinel + 3 * a                 # most activities fail their sentinel test
-            if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+            bit = word & -word
+            word ^= bit
+            if priority[a] < best:                  # so is every one after it (highest priority first)
+                woken[i] = keep
+                return n_choices, total
+            # most activities fail their sentinel test (unsigned indices: no negative ones to wrap)
+            test = np.uint64(sentinel + 3 * a)
+            if sentinels[test + np.uint64(1)] * m[np.uint64(sentinels[test])] < sentinels[test + np.uint64(2)]:
+                keep ^= bit
                 continue
-            if priority[a] >= best and enabled(m, ptr, column, threshold, a):
+            if enabled(m, ptr, column, threshold, a):
                 if priority[a] > best:
                     best, n_choices, total = priority[a], 0, 0.0
                 choice[n_choices] = a
                 n_choices += 1
                 total += base[a]
+            else:
+                keep ^= bit
+        woken[i] = keep
     return n_choices, total
 
 
@@ -124,13 +138,17 @@ def _gated_choices(m, instant, gates, priority, links, woken, choice):
     n_choices, best, total = 0, -np.inf, 0.0
     for i in range(len(woken)):
         word = woken[i]
+        keep = word
         while word != 0:
             a = 64 * i + trailing_zeros(word)
-            word &= word - 1
+            bit = word & -word
+            word ^= bit
             if priority[a] < best:
+                woken[i] = keep
                 return n_choices, total
             test = sentinel + 3 * a
             if sentinels[test + 1] * m[sentinels[test]] < sentinels[test + 2]:
+                keep ^= bit
                 continue
             if enabled(m, ptr, column, threshold, a) and (not gates[1][a] or gates_hold(m, gates, a)):
                 if priority[a] > best:
@@ -138,4 +156,7 @@ def _gated_choices(m, instant, gates, priority, links, woken, choice):
                 choice[n_choices] = a
                 n_choices += 1
                 total += base[a]
+            else:
+                keep ^= bit
+        woken[i] = keep
     return n_choices, total

@@ -63,14 +63,20 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
     activities, T timed ones). Two arrays (every array handed to the functions called per firing
     costs time there):
 
+    A change can enable activity b only through an input arc of b on a place it raises, an inhibitor
+    arc on a place it lowers, or a choice gate of b reading a place it changes (in either direction):
+    b's other tests keep their value or get further from passing. Those are the activities the change
+    *wakes*:
+
     - ``links``: the *stoppers* of instantaneous activity a, ``links[links[a]:links[a + 1]]``: its
-      rivals (``rivals[a, b]``: b may fire instead of a) that read a place a changes. Any other rival
-      keeps, during a run of a, the state it has where the run starts: disabled, since a is then the
-      only choice. The last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`);
+      rivals (``rivals[a, b]``: b may fire instead of a) that a wakes. Any other rival keeps, during a
+      run of a, the state it has where the run starts: disabled, since a is then the only choice.
+      The last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`);
     - ``wakes``: bit sets of instantaneous activities, 64 a word (activity b: bit b % 64 of word b // 64):
-      row a < n, those whose arcs or choice gates read a place instantaneous activity a changes; row
-      n + t, those timed activity t may wake; the last row, every activity. From a tangible marking
-      (where none is enabled) only the activities woken on the way there can be enabled.
+      row a < n, those instantaneous activity a wakes; row n + t, those timed activity t wakes; the
+      last row, every activity. From a tangible marking (where none is enabled) only the activities
+      woken on the way there can be enabled. (A container handed out wakes no other allocation: it
+      lowers the pool they wait for.)
 
     >>> from spn.net import Net, Place, InstantActivity, TimedActivity
     >>> from spn.statespace.activity_table import ActivityTable
@@ -81,12 +87,16 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
     >>> rivals = ~np.eye(2, dtype=bool)
     >>> links, wakes = link_arrays(group_arrays(ActivityTable(net, net.timed)),
     ...                            group_arrays(ActivityTable(net, net.instant)), rivals, gate_arrays(net, net.instant, rivals))
-    >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], wakes[:, 0].tolist()   # t wakes ab; ab wakes ab, bc
-    ([[1], []], [3, 2, 1, 3])
+    >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], wakes[:, 0].tolist()   # t wakes ab; ab wakes bc
+    ([[1], []], [2, 0, 1, 3])
     """
-    ptr, column, delta = instant[0], instant[1], instant[3]
+    ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     n = len(ptr) - 1
-    reads = [set(column[ptr[a]:ptr[a + 1]].tolist()) for a in range(n)]
+    tests = [list(zip(column[ptr[a]:ptr[a + 1]].tolist(), threshold[ptr[a]:ptr[a + 1]].tolist()))
+             for a in range(n)]
+    rises = [{c for c, need in tests[a] if need > 0} for a in range(n)]         # input arcs: a rise may enable
+    falls = [{c for c, need in tests[a] if need <= 0} for a in range(n)]        # inhibitor arcs: a fall may
+    reads = [set() for a in range(n)]                                           # choice gates: any change may
     tables = gates[2]
     gate_ptr, candidate_ptr, key_form, need_ptr, need_form, form_ptr, form_column = (
         tables[tables[k]:tables[k + 1]] for k in (GATE_PTR, CANDIDATE_PTR, KEY_FORM, NEED_PTR, NEED_FORM, FORM_PTR,
@@ -97,8 +107,8 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
                 reads[a].update(form_column[form_ptr[f]:form_ptr[f + 1]].tolist())
 
     def readers(changes):
-        changed = set(np.flatnonzero(changes).tolist())
-        return [a for a in range(n) if reads[a] & changed]
+        up, down = set(np.flatnonzero(changes > 0).tolist()), set(np.flatnonzero(changes < 0).tolist())
+        return [a for a in range(n) if rises[a] & up or falls[a] & down or reads[a] & (up | down)]
     stoppers = [[b for b in readers(delta[a]) if rivals[a, b]] for a in range(n)]
     starts = len(stoppers) + 1 + np.cumsum([0] + [len(x) for x in stoppers])
     links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in stoppers], np.zeros(3 * n)]).astype(np.int64)
@@ -202,7 +212,8 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows),
       and the activities woken on the way to the marking and to each one on the stack (bit sets,
       as :func:`link_arrays`'s ``wakes``);
-    - the landings waiting to be looked up (``pending``), with their sources, weights and table slots;
+    - for the landings waiting to be looked up (``pending`` of them), their sources, weights and table
+      slots (the markings themselves are stored as the rows are: :mod:`spn.statespace.compiled_landing`);
     - the levels: a successor, the table that merges equal markings, two levels of markings.
     """
     state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
@@ -210,7 +221,7 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
             np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(words, np.int64),
             np.empty((stack, words), np.int64))
-    landings = (np.empty((pending, n_places), np.int64), np.empty(pending, np.int64), np.empty(pending),
+    landings = (np.empty(pending, np.int64), np.empty(pending),
                 np.empty(pending, np.int64), np.empty(pending, np.int64), np.empty(pending, np.int64))
     levels = (np.empty(n_places, np.int64), np.zeros(4 * stack, np.int64),
               np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(stack, np.int64))
