@@ -4,11 +4,13 @@ Exact where the theory says so (one user; one exponential task per job, an M/M/C
 exact; within its stated error of the exact chain on small nets; refused outside its assumptions.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from spn.analysis.chains import birth_death, deal, fair_shares, fair_stages, oldest_two, stage_counts
-from spn.analysis.decomposition import decompose, not_applicable, throughput_curve
+from spn.analysis.decomposition import _alone_in_series, decompose, not_applicable, throughput_curve
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition
@@ -81,6 +83,32 @@ def test_one_user_is_exact(policy):
     assert d.mean == pytest.approx(_exact(desc), rel=1e-6)
     assert d.throughput == pytest.approx(1 / (4.0 + d.mean), rel=1e-12)
     assert d.model_error == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("containers", [1, 3, 8])
+def test_a_job_alone_in_series_with_exponential_tasks_is_a_closed_form(containers):
+    # a phase of n tasks on c containers: n − c ends at rate c μ, then c, c − 1, ..., 1 times μ; the
+    # exact chain's tagged job has the same mean and spread, and X(1) needs no chain
+    desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 2.0},
+                              "cluster": {"containers": containers}, "scheduler": {"policy": "fifo"},
+                              "phases": [{"name": "a", "tasks": 5, "task_time": 1.0},
+                                         {"name": "d", "tasks": 2, "task_time": 0.5, "kind": "driver"},
+                                         {"name": "b", "tasks": 2, "task_time": 2.0, "distribution": "exponential"}],
+                              "edges": [["a", "d"], ["d", "b"]]})
+    exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50,)))
+    law = exact.details["execution_time_distribution"]
+    mean, variance = _alone_in_series(desc)
+    assert mean == pytest.approx(law["mean"], rel=1e-9) and variance ** 0.5 == pytest.approx(law["std"], rel=1e-6)
+    several = replace(desc, workload=replace(desc.workload, users=3))
+    assert throughput_curve(several)[0].value == pytest.approx(1 / mean, rel=1e-12)
+
+
+def test_a_job_not_in_series_or_not_exponential_has_no_closed_form():
+    one = {"name": "a", "tasks": 3, "task_time": 1.0}
+    assert _alone_in_series(_desc(1, 1.0, 2, [one, dict(one, name="b"), dict(one, name="c")],
+                                  [("a", "c"), ("b", "c")])) is None
+    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, shape=2)])) is None
+    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, distribution="deterministic")])) is None
 
 
 # --------------------------------------------------------------------------- within its error elsewhere

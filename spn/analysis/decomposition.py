@@ -224,19 +224,23 @@ def _exact_throughput(desc, k: int) -> Throughput | None:
 
     R(ε) = R(0) + O(ε): two chains, at ε and 2ε, give R(0) = 2 R(ε) − R(2ε) + O(ε²) (ε = :data:`INSTANT`
     of a job's work per container, so that the chains stay well conditioned and the bias is ~1e-12)."""
+    if k == 1 and (alone := _alone_in_series(desc)) is not None:
+        x = 1.0 / alone[0]
+        return Throughput(k, x, x, x, "exact")
     from spn.analysis.solve import solve_application, state_space_lower_bound
 
     epsilon = INSTANT * _work(desc) / desc.cluster.containers
     if state_space_lower_bound(_with_users(desc, k, epsilon)) > EXACT_STATES:
         return None
     times = []
-    for think in (epsilon, 2 * epsilon):
+    # one job alone takes the same time whatever the think time: one chain is exact
+    for think in (epsilon,) if k == 1 else (epsilon, 2 * epsilon):
         try:        # bounded by its size alone, so that the answer does not depend on the machine's load
             solution = solve_application(_with_users(desc, k, think), method="direct", max_states=EXACT_STATES)
         except StateSpaceLimitError:
             return None
         times.append(solution.report.measures.mean_execution_time)   # E[jobs not thinking] / X
-    x = k / (2 * times[0] - times[1])
+    x = k / (2 * times[0] - times[1] if k > 1 else times[0])
     return Throughput(k, x, x, x, "exact")
 
 
@@ -310,17 +314,52 @@ def _rates(curve: tuple, N: int, pick: str, bound: float) -> np.ndarray:
 
 def job_stages(desc, *, seed=0) -> int:
     """The Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
-    alone (simulated), rounded, at most :data:`MAX_STAGES`."""
-    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+    alone (exact where :func:`_alone_in_series` applies, else simulated), rounded, at most :data:`MAX_STAGES`."""
+    alone = _alone_in_series(desc)
+    if alone is not None:
+        scv = alone[1] / alone[0] ** 2
+    else:
+        from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
 
-    if not compiled_cluster_ready():
-        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-    sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
-    tasks = sum(p.tasks for p in desc.phases)
-    jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
-    times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
-    scv = float(np.var(times) / np.mean(times) ** 2)
+        if not compiled_cluster_ready():
+            raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
+        sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
+        tasks = sum(p.tasks for p in desc.phases)
+        jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
+        times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
+        scv = float(np.var(times) / np.mean(times) ** 2)
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
+
+
+def _alone_in_series(desc) -> tuple[float, float] | None:
+    """The mean and variance of a job's time alone, exactly, when its phases run one after another (the
+    edges a single path) and every task time is exponential; else None.
+
+    A phase of n tasks on c = min(n, C) containers (a driver phase: c = n) starts them c at once: its
+    n − c later starts each wait for one of c running tasks to end, Exp(c μ), then the last c end one by
+    one at rates c μ, (c − 1) μ, ..., μ (memoryless). The job's time is a sum of independent
+    exponential times.
+
+    >>> from spn.description import parse_description
+    >>> [round(v, 6) for v in _alone_in_series(parse_description({"name": "x", "workload": {"users": 1,
+    ...     "think_time": 1.0}, "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 3,
+    ...     "task_time": 1.0}]}))]      # Exp(2), then Exp(2) and Exp(1): 0.5 + 1.5; 0.25 + 0.25 + 1
+    [2.0, 1.5]
+    """
+    phases = desc.phases
+    if any(not (p.distribution == "exponential" or (p.distribution == "erlang" and p.shape == 1)) for p in phases):
+        return None
+    follows = dict(desc.edges)
+    if (len(desc.edges) != len(phases) - 1 or len(follows) != len(desc.edges)
+            or len(set(follows.values())) != len(desc.edges)):
+        return None     # a phase with two parents or two children: not one path
+    mean = variance = 0.0
+    for p in phases:
+        c = min(p.tasks, desc.cluster.containers) if p.holds_containers else p.tasks
+        rates = np.concatenate([np.full(p.tasks - c, c / p.task_time), np.arange(c, 0, -1) / p.task_time])
+        mean += float(np.sum(1.0 / rates))
+        variance += float(np.sum(1.0 / rates ** 2))
+    return mean, variance
 
 
 def work_stages(desc) -> int:
