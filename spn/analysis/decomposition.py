@@ -201,22 +201,66 @@ def _with_users(desc, k: int, think_time: float):
 
 def throughput_curve(desc, *, seed=0, deadline: float | None = None, precision: float = X_PRECISION) -> tuple:
     """X(k) on the grid (:data:`GRID` up to N, and N), exact where the chain of k users is small, else
-    simulated; it stops where X(k) reaches :data:`SATURATED` of the containers' bound C / W."""
+    simulated; it stops where X(k) reaches :data:`SATURATED` of the containers' bound C / W.
+
+    A simulated X(k) first has a pilot of :data:`PILOT` replications at every grid point; then each is
+    run to the precision its share of R's asks (:func:`_precisions`): an X(k) at a number of jobs the
+    users seldom reach moves R little and keeps its pilot, so that R's interval from the X(k) is what
+    ``precision`` at every point would give, at a fraction of the replications."""
     N, C = desc.workload.users, desc.cluster.containers
     bound = C / _work(desc)
     ks = sorted({k for k in GRID if k < N} | {N})
     exact = desc.scheduler.policy in POLICIES and all(p.distribution in ("erlang", "exponential") for p in desc.phases)
     rng = np.random.default_rng(seed)
-    curve = []
+    curve, runs = [], {}
     for k in ks:
         point = _exact_throughput(desc, k) if exact else None
         if point is None:
             exact = False       # larger k have larger chains
-            point = _simulated_throughput(desc, k, rng, deadline, precision)
+            runs[k] = _Replications(desc, k, rng, deadline)
+            point = runs[k].throughput()
         curve.append(point)
         if point.low >= SATURATED * bound:
             break
+    if runs:
+        wanted = _precisions(desc, curve, runs, precision)
+        for i, point in enumerate(curve):
+            if point.k in runs:
+                curve[i] = runs[point.k].extend(wanted[point.k])
     return tuple(curve)
+
+
+def _precisions(desc, curve: list, runs: dict, precision: float) -> dict:
+    """The relative half-width each simulated X(k) is run to: R's, propagated from them to first order,
+    as if every one were at ``precision``, for the fewest replications.
+
+    w_k, the elasticity of R to X(k) (the birth-death chain, X(k) of the pilots), weighs each; X(k) at
+    precision p_k costs about h_k² c_k / p_k² (h_k its pilot's relative half-width, c_k the events of a
+    replication), so the cheapest p_k with Σ w_k p_k = precision · Σ w_k (Lagrange) are proportional to
+    (h_k² c_k / w_k)^(1/3). An X(k) that does not move R (w_k ≈ 0) keeps its pilot."""
+    N, Z = desc.workload.users, desc.workload.think_time
+    simulated = [x.k for x in curve if x.k in runs]
+    if Z <= 0 or N == 1:
+        return {k: precision for k in simulated}
+    bound = desc.cluster.containers / _work(desc)
+
+    def response(points) -> float:
+        return _response(N, Z, birth_death(N, Z, _rates(tuple(points), N, "value", bound)))
+
+    base, h = response(curve), 1e-4
+    if base <= 0:
+        return {k: precision for k in simulated}
+    weight = {}
+    for i, x in enumerate(curve):
+        if x.k in runs:
+            moved = curve[:i] + [replace(x, value=x.value * (1 + h))] + curve[i + 1:]
+            weight[x.k] = abs(response(moved) - base) / (base * h)
+    budget = precision * sum(weight.values())
+    cost = {k: max(runs[k].relative_half_width(), 1e-12) ** 2 * runs[k].events_per_run / max(weight[k], 1e-300)
+            for k in simulated}
+    share = {k: cost[k] ** (1 / 3) for k in simulated}
+    scale = budget / max(sum(weight[k] * share[k] for k in simulated), 1e-300)
+    return {k: scale * share[k] if weight[k] > 1e-9 * sum(weight.values()) else math.inf for k in simulated}
 
 
 def _exact_throughput(desc, k: int) -> Throughput | None:
@@ -244,39 +288,61 @@ def _exact_throughput(desc, k: int) -> Throughput | None:
     return Throughput(k, x, x, x, "exact")
 
 
-def _simulated_throughput(desc, k: int, rng, deadline: float | None, precision: float) -> Throughput:
+class _Replications:
     """X(k) from replications of the compiled cluster simulator with k users and no think time.
 
     Estimated as busy container-seconds / (W · time) (every job brings W container-seconds on average,
     so this is X by the utilisation law): jobs that end together, as under fair, make the count of
     completions in a window jumpy, and the busy time is not. A ratio estimator over the replications,
-    with a Student t interval; a pilot of :data:`PILOT`, then as many as Stein's rule asks for
-    ``precision`` (at most :data:`MAX_REPLICATIONS`), so that one seed gives one answer whatever the
-    machine's load. Past ``deadline`` (a :func:`time.perf_counter` instant), :class:`SpnError`."""
-    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
-    from spn.simulation.distributions import SimulationTimeout
+    with a Student t interval; a pilot of :data:`PILOT` when made, then (:meth:`extend`) as many as
+    Stein's rule asks for a precision (at most :data:`MAX_REPLICATIONS`), so that one seed gives one
+    answer whatever the machine's load. Past ``deadline`` (a :func:`time.perf_counter` instant),
+    :class:`SpnError`."""
 
-    if not compiled_cluster_ready():
-        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-    sim = CompiledClusterSimulator(_with_users(desc, k, 0.0))
-    work = _work(desc)
-    tasks = sum(p.tasks for p in desc.phases)
-    length = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
-    busy, durations, jobs = [], [], 0
-    wanted = PILOT
-    while len(busy) < wanted:
-        try:
-            rep = sim.run(rng, warmup=k + 5, length=length, deadline=deadline)
-        except SimulationTimeout:
-            raise SpnError(f"simulating X({k}) took longer than the time given") from None
-        busy.append(rep.busy_area / work)
-        durations.append(rep.duration)
-        jobs += rep.completions
-        if len(busy) == PILOT:
-            x, half = _ratio(busy, durations)
-            wanted = min(MAX_REPLICATIONS, max(PILOT, math.ceil(PILOT * (half / (precision * x)) ** 2)))
-    x, half = _ratio(busy, durations)
-    return Throughput(k, x, max(x - half, 1e-300), x + half, "simulation", jobs)
+    def __init__(self, desc, k: int, rng, deadline: float | None):
+        from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+
+        if not compiled_cluster_ready():
+            raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
+        self.k, self.rng, self.deadline = k, rng, deadline
+        self.sim = CompiledClusterSimulator(_with_users(desc, k, 0.0))
+        self.work = _work(desc)
+        tasks = sum(p.tasks for p in desc.phases)
+        self.length = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
+        self.busy, self.durations, self.jobs, self.events = [], [], 0, 0
+        self._run(PILOT)
+
+    def _run(self, replications: int) -> None:
+        from spn.simulation.distributions import SimulationTimeout
+
+        while len(self.busy) < replications:
+            try:
+                rep = self.sim.run(self.rng, warmup=self.k + 5, length=self.length, deadline=self.deadline)
+            except SimulationTimeout:
+                raise SpnError(f"simulating X({self.k}) took longer than the time given") from None
+            self.busy.append(rep.busy_area / self.work)
+            self.durations.append(rep.duration)
+            self.jobs += rep.completions
+            self.events += rep.events
+
+    @property
+    def events_per_run(self) -> float:
+        return self.events / len(self.busy)
+
+    def relative_half_width(self) -> float:
+        x, half = _ratio(self.busy, self.durations)
+        return half / x
+
+    def extend(self, precision: float) -> Throughput:
+        """X(k) after as many replications as Stein's rule asks (from the pilot) for ``precision``."""
+        if math.isfinite(precision):
+            self._run(min(MAX_REPLICATIONS, max(PILOT, math.ceil(PILOT * (self.relative_half_width()
+                                                                           / precision) ** 2))))
+        return self.throughput()
+
+    def throughput(self) -> Throughput:
+        x, half = _ratio(self.busy, self.durations)
+        return Throughput(self.k, x, max(x - half, 1e-300), x + half, "simulation", self.jobs)
 
 
 def _ratio(numerators, denominators) -> tuple[float, float]:
