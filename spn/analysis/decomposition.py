@@ -161,25 +161,20 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     fair = policy == "fair"
     work_r = work_stages(desc) if N > 1 else 1
 
-    def mean(pick: str, chain: str) -> float:
-        """R by ``chain`` with the curve's ``pick`` (value, low or high) of X(k)."""
-        rates = _rates(curve, N, pick, C / work)
-        if chain == "birth-death":
-            return _response(N, Z, birth_death(N, Z, rates))
-        if chain == "fifo":
-            return _response(N, Z, oldest_two(N, Z, rates, stages, second))
-        return fair_response(N, Z, rates, C, work_r)[0]
-
-    r_bd, r_fifo = mean("value", "birth-death"), mean("value", "fifo")
-    r_fair = mean("value", "fair") if fair else None
-    chosen = r_fair if fair else r_fifo
-    slow, fast = mean("low", policy), mean("high", policy)       # lower throughputs, longer times
+    # the policy's chain with X(k) at its values, low and high ends (lower throughputs, longer times):
+    # one chain, three rates, one LU
+    rates = np.array([_rates(curve, N, pick, C / work) for pick in ("value", "low", "high")])
+    r_bd = _response(N, Z, birth_death(N, Z, rates[0]))
+    fifo = np.maximum(N / oldest_two(N, Z, rates if not fair else rates[:1], stages, second) - Z, 0.0)
+    r_fifo = float(fifo[0])
+    r_fair = fair_response(N, Z, rates, C, work_r)[0] if fair else None
+    chosen, slow, fast = (float(v) for v in (r_fair if fair else fifo))
     # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
     gap = abs(r_fifo - r_bd)
     low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
-                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, fair_mean=r_fair,
+                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, fair_mean=None if r_fair is None else chosen,
                          stages=stages, second_stages=second, fair_stages=fair_stages(work_r, N, C) if fair else None,
                          policy=policy, curve=curve, seconds=time.perf_counter() - started)
 
