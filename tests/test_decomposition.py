@@ -247,3 +247,15 @@ def test_the_chains_are_solved_in_heavy_load():
     assert fair_shares(10, 1.0, rates, 249, 1) == pytest.approx(x, rel=1e-9)
     assert oldest_two(10, 1.0, rates, 5, 3) == pytest.approx(x, rel=0.02)
     assert fair_shares(10, 1.0, rates, 4, 3) == pytest.approx(x, rel=0.02)
+
+
+def test_several_rates_share_one_factorisation_and_give_what_separate_solves_give():
+    # the value, low and high ends of X(k): one LU, the other two refined from it
+    rng = np.random.default_rng(4)
+    base = np.concatenate([[0.0], np.minimum(np.cumsum(rng.uniform(0.2, 1.0, 12)), 4.0)])
+    rows = np.array([base, base * 0.97, base * np.r_[1.0, rng.uniform(1.0, 1.3, 12)]])
+    rows[2, 1] = base[1]            # X(1) exact: the oldest's rate is the same
+    together = oldest_two(12, 3.0, rows, 8, 4)
+    assert together == pytest.approx([oldest_two(12, 3.0, x, 8, 4) for x in rows], rel=1e-9)
+    together = fair_shares(12, 3.0, rows, 3, 4)
+    assert together == pytest.approx([fair_shares(12, 3.0, x, 3, 4) for x in rows], rel=1e-9)
