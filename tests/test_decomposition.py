@@ -259,3 +259,19 @@ def test_several_rates_share_one_factorisation_and_give_what_separate_solves_giv
     assert together == pytest.approx([oldest_two(12, 3.0, x, 8, 4) for x in rows], rel=1e-9)
     together = fair_shares(12, 3.0, rows, 3, 4)
     assert together == pytest.approx([fair_shares(12, 3.0, x, 3, 4) for x in rows], rel=1e-9)
+
+
+def test_the_monotone_cubic_is_scipys_pchip():
+    from scipy.interpolate import PchipInterpolator
+
+    from spn.analysis.decomposition import _pchip
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(2, 12))
+        x = np.sort(rng.choice(np.arange(1, 600), n, replace=False)).astype(float)
+        y = np.sort(rng.uniform(0, 1, n)) if trial % 2 else rng.uniform(0, 1, n)   # monotone, and not
+        if trial % 5 == 0:
+            y[rng.integers(n)] = y[0]                                             # flat pieces
+        at = np.linspace(x[0], x[-1], 97)
+        assert np.allclose(_pchip(x, y, at), PchipInterpolator(x, y)(at), rtol=0, atol=1e-12)
