@@ -162,23 +162,22 @@ def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
     j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
     j1, j2 = j1.ravel(), j2.ravel()
     promoted = (j2 * r) // r2                        # the second's progress, in the oldest's stages
-    for n in range(2, N + 1):
-        base = 1 + r + (n - 2) * level
-        here = base + j1 * r2 + j2
-        rate2 = max(rates[n] - rates[1], 0.0)
-        if n < N:
-            add(here, here + level, (N - n) / Z)     # a third or later job arrives, behind the two
-        step1 = j1 < r - 1
-        add(here[step1], here[step1] + r2, r * rates[1])
-        below = 1 + promoted if n == 2 else 1 + r + (n - 3) * level + promoted * r2   # the second becomes the oldest
-        add(here[~step1], below[~step1], r * rates[1], end=True)
-        if rate2 > 0:
-            step2 = j2 < r2 - 1
-            add(here[step2], here[step2] + 1, r2 * rate2)
-            gone = 1 + j1 if n == 2 else 1 + r + (n - 3) * level + j1 * r2   # the second ends first
-            add(here[~step2], gone[~step2], r2 * rate2, end=True)
+    # every level n >= 2 at once (one row each)
+    n = np.arange(2, N + 1)[:, None]
+    here = 1 + r + (n - 2) * level + j1 * r2 + j2
+    add(here[:-1], here[:-1] + level, (N - n[:-1]) / Z)    # a third or later job arrives, behind the two
+    step1 = j1 < r - 1
+    add(here[:, step1], here[:, step1] + r2, r * rates[1])
+    below = np.where(n == 2, 1 + promoted, 1 + r + (n - 3) * level + promoted * r2)   # the second becomes the oldest
+    add(here[:, ~step1], below[:, ~step1], r * rates[1], end=True)
+    rate2 = np.maximum(rates[n] - rates[1], 0.0)     # none: the second waits (those moves are dropped below)
+    step2 = j2 < r2 - 1
+    add(here[:, step2], here[:, step2] + 1, r2 * rate2)
+    gone = np.where(n == 2, 1 + j1, 1 + r + (n - 3) * level + j1 * r2)   # the second ends first
+    add(here[:, ~step2], gone[:, ~step2], r2 * rate2, end=True)
     rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
-    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
+    moves = vals > 0
+    Q = coo_matrix((vals[moves], (rows[moves], cols[moves])), shape=(size, size)).tocsr()
     Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
     return Q, np.concatenate(ends_from), np.concatenate(ends_rate)
 
