@@ -275,6 +275,7 @@ def _multisets(m: int, r: int) -> np.ndarray:
                       for first in range(m, -1, -1) for rest in [_multisets(m - first, r - 1)]])
 
 
+@functools.lru_cache(maxsize=256)
 def _moves(m: int, r: int, C: int) -> dict:
     """For the states of m jobs in service: their ``counts`` per stage, the jobs ``above`` each stage
     (further on), and where each move leads (as row numbers among the states of its level)."""
