@@ -72,11 +72,13 @@ X_PRECISION = 0.002
 SATURATED = 0.998
 #: jobs alone simulated for the coefficient of variation of a job's time (its stages)
 ALONE_JOBS = 400
-#: replications of each simulated X(k): a pilot, then what Stein's rule asks for its precision, at most
+#: replications of each simulated X(k): a short pilot, then what Stein's rule asks for its precision, at
+#: most this many long ones
 PILOT, MAX_REPLICATIONS = 3, 8
-#: the jobs a replication of X(k) measures, per job of its warm-up (k + 5): the warm-up is a fifth of the
-#: run (it was up to 40 % with max(2k, 10) jobs measured: on g18's X(4) of docs/decomposition.md, the
-#: variance times the events of a replication fell 4.6-fold, on four other points 1.6-2.2-fold)
+#: the jobs a long replication of X(k) measures, per job of its warm-up (k + 5): the warm-up is a fifth of
+#: the run (it is up to 40 % of a pilot's, max(2k, 10) jobs measured: on g18's X(4) of
+#: docs/decomposition.md, the variance times the events of a replication fell 4.6-fold, on four other
+#: points 1.6-2.2-fold)
 MEASURED_PER_WARMUP = 4
 
 
@@ -294,11 +296,13 @@ class _Replications:
 
     Estimated as busy container-seconds / (W · time) (every job brings W container-seconds on average,
     so this is X by the utilisation law): jobs that end together, as under fair, make the count of
-    completions in a window jumpy, and the busy time is not. A ratio estimator over the replications,
-    with a Student t interval; a pilot of :data:`PILOT` when made, then (:meth:`extend`) as many as
-    Stein's rule asks for a precision (at most :data:`MAX_REPLICATIONS`), so that one seed gives one
-    answer whatever the machine's load. Past ``deadline`` (a :func:`time.perf_counter` instant),
-    :class:`SpnError`."""
+    completions in a window jumpy, and the busy time is not. A ratio estimator over the replications
+    (independent, of two lengths: its delta-method variance holds for unequal ones), with a Student t
+    interval. When made, a pilot of :data:`PILOT` short replications (max(2k, 10) jobs measured after
+    k + 5 of warm-up: an X(k) that keeps its pilot costs little); then (:meth:`extend`) as many long
+    ones (:data:`MEASURED_PER_WARMUP`) as Stein's rule asks for a precision, in jobs measured (at most
+    :data:`MAX_REPLICATIONS`), so that one seed gives one answer whatever the machine's load. Past
+    ``deadline`` (a :func:`time.perf_counter` instant), :class:`SpnError`."""
 
     def __init__(self, desc, k: int, rng, deadline: float | None):
         from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
@@ -309,16 +313,17 @@ class _Replications:
         self.sim = CompiledClusterSimulator(_with_users(desc, k, 0.0))
         self.work = _work(desc)
         tasks = sum(p.tasks for p in desc.phases)
-        self.length = max(MEASURED_PER_WARMUP * (k + 5), int(math.ceil(2_000 / tasks)))  # a few thousand task ends
+        short = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
+        self.long = max(MEASURED_PER_WARMUP * (k + 5), short)
         self.busy, self.durations, self.jobs, self.events = [], [], 0, 0
-        self._run(PILOT)
+        self._run(PILOT, short)
 
-    def _run(self, replications: int) -> None:
+    def _run(self, replications: int, length: int) -> None:
         from spn.simulation.distributions import SimulationTimeout
 
-        while len(self.busy) < replications:
+        for _ in range(replications):
             try:
-                rep = self.sim.run(self.rng, warmup=self.k + 5, length=self.length, deadline=self.deadline)
+                rep = self.sim.run(self.rng, warmup=self.k + 5, length=length, deadline=self.deadline)
             except SimulationTimeout:
                 raise SpnError(f"simulating X({self.k}) took longer than the time given") from None
             self.busy.append(rep.busy_area / self.work)
@@ -335,10 +340,11 @@ class _Replications:
         return half / x
 
     def extend(self, precision: float) -> Throughput:
-        """X(k) after as many replications as Stein's rule asks (from the pilot) for ``precision``."""
+        """X(k) after as many long replications as Stein's rule asks (from the pilot) for ``precision``:
+        the jobs measured grow as the square of the half-width's ratio to it."""
         if math.isfinite(precision):
-            self._run(min(MAX_REPLICATIONS, max(PILOT, math.ceil(PILOT * (self.relative_half_width()
-                                                                           / precision) ** 2))))
+            wanted = self.jobs * (self.relative_half_width() / precision) ** 2
+            self._run(min(MAX_REPLICATIONS, max(0, math.ceil((wanted - self.jobs) / self.long))), self.long)
         return self.throughput()
 
     def throughput(self) -> Throughput:
