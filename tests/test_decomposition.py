@@ -275,3 +275,17 @@ def test_the_monotone_cubic_is_scipys_pchip():
             y[rng.integers(n)] = y[0]                                             # flat pieces
         at = np.linspace(x[0], x[-1], 97)
         assert np.allclose(_pchip(x, y, at), PchipInterpolator(x, y)(at), rtol=0, atol=1e-12)
+
+
+def test_an_x_k_the_users_seldom_reach_keeps_its_pilot(monkeypatch):
+    # 30 users who hardly think on 4 containers: R hangs on the saturated X(3) alone, and X(1), X(2)
+    # keep their pilots (3 short replications of 334 jobs: 2,000 task ends); thinking long, the users
+    # seldom have 3 jobs in: X(1) and X(2) make R and are run further
+    import spn.analysis.decomposition as decomposition
+
+    monkeypatch.setattr(decomposition, "EXACT_STATES", 0)       # every X(k) simulated
+    phases = [{"name": "p", "tasks": 6, "task_time": 1.0, "shape": 2}]
+    busy = throughput_curve(_desc(30, 0.1, 4, phases), seed=2)
+    assert [x.k for x in busy] == [1, 2, 3] and [x.jobs for x in busy[:2]] == [3 * 334] * 2
+    idle = throughput_curve(_desc(30, 200.0, 4, phases), seed=2)
+    assert all(x.jobs > 3 * 334 for x in idle[:2])
