@@ -334,7 +334,10 @@ def fair_response(N: int, Z: float, rates, containers: int, stages: int) -> tupl
     if r in (1, stages):
         extrapolated = solved
     else:
-        fewer = np.maximum(N / fair_shares(N, Z, rates, containers, r - 1) - Z, 0.0)
+        # one stage is the birth-death chain (whatever the containers' deal): solved as such
+        fewer = np.maximum(N / (fair_shares(N, Z, rates, containers, r - 1) if r > 2 else
+                                np.array([birth_death(N, Z, x) for x in np.atleast_2d(rates)]).reshape(
+                                    np.shape(rates)[:-1])) - Z, 0.0)
         extrapolated = solved - (fewer - solved) * (r - 1) * (1 - r / stages)
     if np.ndim(solved):
         return extrapolated, solved
