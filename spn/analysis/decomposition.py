@@ -5,9 +5,10 @@ jobs per second. The closed system of N users thinking Z seconds is then reduced
 chain over the number n of jobs in the cluster (docs/design.md §5.8):
 
 - X(k) comes from the exact chain of the job-identity net with k users whose think time is
-  negligible, where that chain is small (:data:`EXACT_STATES`), else from short runs of the
-  compiled cluster simulator (:mod:`spn.simulation.cluster_compiled`) with k users and no think
-  time, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
+  negligible, where that chain is small (:data:`EXACT_STATES`; X(1) in closed form where the phases
+  run in series with exponential tasks), else from short runs of the compiled cluster simulator
+  (:mod:`spn.simulation.cluster_compiled`) with k users and no think time, each run as far as R
+  needs it, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
   bound C / W (W the mean container-seconds of a job), interpolated between (monotone cubic);
 - ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
   takes what the older one leaves. The chain follows the progress of the two oldest jobs in
@@ -66,7 +67,8 @@ EXACT_STATES = 5_000
 #: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
 #: at once; two such chains extrapolate to none)
 INSTANT = 1e-6
-#: relative half-width of the 95 % interval each simulated X(k) is run to, within its share of the time
+#: R's precision from the simulated X(k): what each X(k) run to this relative half-width of its 95 %
+#: interval would give; each is run as far as its weight in R asks (:func:`_precisions`)
 X_PRECISION = 0.002
 #: X(k) within this fraction of the containers' bound C / W: the curve is flat from there on
 SATURATED = 0.998
@@ -173,16 +175,15 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     r_bd = _response(N, Z, birth_death(N, Z, rates[0]))
     fifo = np.maximum(N / oldest_two(N, Z, rates if not fair else rates[:1], stages, second) - Z, 0.0)
     r_fifo = float(fifo[0])
-    r_fair = fair_response(N, Z, rates, C, work_r)[0] if fair else None
-    chosen, slow, fast = (float(v) for v in (r_fair if fair else fifo))
+    chosen, slow, fast = (float(v) for v in (fair_response(N, Z, rates, C, work_r)[0] if fair else fifo))
     # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
     gap = abs(r_fifo - r_bd)
     low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
-                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo, fair_mean=None if r_fair is None else chosen,
-                         stages=stages, second_stages=second, fair_stages=fair_stages(work_r, N, C) if fair else None,
-                         policy=policy, curve=curve, seconds=time.perf_counter() - started)
+                         model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
+                         fair_mean=chosen if fair else None, stages=stages, second_stages=second,
+                         fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve, seconds=time.perf_counter() - started)
 
 
 def _response(N: int, Z: float, x: float) -> float:
@@ -265,7 +266,8 @@ def _precisions(desc, curve: list, runs: dict, precision: float) -> dict:
 
 
 def _exact_throughput(desc, k: int) -> Throughput | None:
-    """X(k) from the exact chains of k users whose think time ε is negligible, or None when they are not small.
+    """X(k) from the exact chains of k users whose think time ε is negligible, or None when they are not small
+    (X(1) from :func:`_alone_in_series` where it applies).
 
     R(ε) = R(0) + O(ε): two chains, at ε and 2ε, give R(0) = 2 R(ε) − R(2ε) + O(ε²) (ε = :data:`INSTANT`
     of a job's work per container, so that the chains stay well conditioned and the bias is ~1e-12)."""
