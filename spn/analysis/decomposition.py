@@ -183,7 +183,8 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,
-                         fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve, seconds=time.perf_counter() - started)
+                         fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve,
+                         seconds=time.perf_counter() - started)
 
 
 def _response(N: int, Z: float, x: float) -> float:
