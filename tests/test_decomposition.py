@@ -4,11 +4,13 @@ Exact where the theory says so (one user; one exponential task per job, an M/M/C
 exact; within its stated error of the exact chain on small nets; refused outside its assumptions.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from spn.analysis.chains import birth_death, deal, fair_shares, fair_stages, oldest_two, stage_counts
-from spn.analysis.decomposition import decompose, not_applicable, throughput_curve
+from spn.analysis.decomposition import _alone_in_series, decompose, not_applicable, throughput_curve
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition
@@ -81,6 +83,32 @@ def test_one_user_is_exact(policy):
     assert d.mean == pytest.approx(_exact(desc), rel=1e-6)
     assert d.throughput == pytest.approx(1 / (4.0 + d.mean), rel=1e-12)
     assert d.model_error == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("containers", [1, 3, 8])
+def test_a_job_alone_in_series_with_exponential_tasks_is_a_closed_form(containers):
+    # a phase of n tasks on c containers: n − c ends at rate c μ, then c, c − 1, ..., 1 times μ; the
+    # exact chain's tagged job has the same mean and spread, and X(1) needs no chain
+    desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 2.0},
+                              "cluster": {"containers": containers}, "scheduler": {"policy": "fifo"},
+                              "phases": [{"name": "a", "tasks": 5, "task_time": 1.0},
+                                         {"name": "d", "tasks": 2, "task_time": 0.5, "kind": "driver"},
+                                         {"name": "b", "tasks": 2, "task_time": 2.0, "distribution": "exponential"}],
+                              "edges": [["a", "d"], ["d", "b"]]})
+    exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50,)))
+    law = exact.details["execution_time_distribution"]
+    mean, variance = _alone_in_series(desc)
+    assert mean == pytest.approx(law["mean"], rel=1e-9) and variance ** 0.5 == pytest.approx(law["std"], rel=1e-6)
+    several = replace(desc, workload=replace(desc.workload, users=3))
+    assert throughput_curve(several)[0].value == pytest.approx(1 / mean, rel=1e-12)
+
+
+def test_a_job_not_in_series_or_not_exponential_has_no_closed_form():
+    one = {"name": "a", "tasks": 3, "task_time": 1.0}
+    assert _alone_in_series(_desc(1, 1.0, 2, [one, dict(one, name="b"), dict(one, name="c")],
+                                  [("a", "c"), ("b", "c")])) is None
+    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, shape=2)])) is None
+    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, distribution="deterministic")])) is None
 
 
 # --------------------------------------------------------------------------- within its error elsewhere
@@ -219,3 +247,45 @@ def test_the_chains_are_solved_in_heavy_load():
     assert fair_shares(10, 1.0, rates, 249, 1) == pytest.approx(x, rel=1e-9)
     assert oldest_two(10, 1.0, rates, 5, 3) == pytest.approx(x, rel=0.02)
     assert fair_shares(10, 1.0, rates, 4, 3) == pytest.approx(x, rel=0.02)
+
+
+def test_several_rates_share_one_factorisation_and_give_what_separate_solves_give():
+    # the value, low and high ends of X(k): one LU, the other two refined from it
+    rng = np.random.default_rng(4)
+    base = np.concatenate([[0.0], np.minimum(np.cumsum(rng.uniform(0.2, 1.0, 12)), 4.0)])
+    rows = np.array([base, base * 0.97, base * np.r_[1.0, rng.uniform(1.0, 1.3, 12)]])
+    rows[2, 1] = base[1]            # X(1) exact: the oldest's rate is the same
+    together = oldest_two(12, 3.0, rows, 8, 4)
+    assert together == pytest.approx([oldest_two(12, 3.0, x, 8, 4) for x in rows], rel=1e-9)
+    together = fair_shares(12, 3.0, rows, 3, 4)
+    assert together == pytest.approx([fair_shares(12, 3.0, x, 3, 4) for x in rows], rel=1e-9)
+
+
+def test_the_monotone_cubic_is_scipys_pchip():
+    from scipy.interpolate import PchipInterpolator
+
+    from spn.analysis.decomposition import _pchip
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(2, 12))
+        x = np.sort(rng.choice(np.arange(1, 600), n, replace=False)).astype(float)
+        y = np.sort(rng.uniform(0, 1, n)) if trial % 2 else rng.uniform(0, 1, n)   # monotone, and not
+        if trial % 5 == 0:
+            y[rng.integers(n)] = y[0]                                             # flat pieces
+        at = np.linspace(x[0], x[-1], 97)
+        assert np.allclose(_pchip(x, y, at), PchipInterpolator(x, y)(at), rtol=0, atol=1e-12)
+
+
+def test_an_x_k_the_users_seldom_reach_keeps_its_pilot(monkeypatch):
+    # 30 users who hardly think on 4 containers: R hangs on the saturated X(3) alone, and X(1), X(2)
+    # keep their pilots (3 short replications of 334 jobs: 2,000 task ends); thinking long, the users
+    # seldom have 3 jobs in: X(1) and X(2) make R and are run further
+    import spn.analysis.decomposition as decomposition
+
+    monkeypatch.setattr(decomposition, "EXACT_STATES", 0)       # every X(k) simulated
+    phases = [{"name": "p", "tasks": 6, "task_time": 1.0, "shape": 2}]
+    busy = throughput_curve(_desc(30, 0.1, 4, phases), seed=2)
+    assert [x.k for x in busy] == [1, 2, 3] and [x.jobs for x in busy[:2]] == [3 * 334] * 2
+    idle = throughput_curve(_desc(30, 200.0, 4, phases), seed=2)
+    assert all(x.jobs > 3 * 334 for x in idle[:2])

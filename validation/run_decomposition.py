@@ -18,6 +18,8 @@ own half-width. It writes docs/decomposition.md (never edit it by hand):
     python validation/run_decomposition.py              # 40 grid points + 12 fitted models: ~25 min
                                                         # (mostly the references, up to 40 s each)
     python validation/run_decomposition.py --quick      # 8 grid points, no fitted models: ~2 min
+    python validation/run_decomposition.py --reuse-references   # the references of the last run, if
+                                                        # the same description (REFERENCES): ~1 min
 
 Seconds are wall time on a shared machine (indicative only); the errors do not depend on the load.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import json
 import math
 import os
 import subprocess
@@ -43,6 +46,8 @@ DATA = ROOT.parent / "shared" / "data" / "lundstrom"
 GRID_SEED = 20261127
 GRID_POINTS, QUICK_POINTS = 40, 8
 REFERENCE_PRECISION, REFERENCE_SECONDS = 0.003, 40.0
+#: every reference simulated, by the description it simulated (they do not depend on the decomposition)
+REFERENCES = ROOT / "validation" / "decomposition-references.json"
 SHAPES = ("one phase", "mapreduce", "join", "fan-out")
 
 
@@ -94,26 +99,41 @@ def think_time_for(point: dict) -> float:
     return float(np.round(max(z, 0.01 * alone), 3))
 
 
-def evaluate_point(desc) -> dict:
-    from spn.analysis.decomposition import decompose
+def reference(desc, cache: dict | None) -> dict:
+    """The simulated R (its half-width, the utilisation, seconds, replications) of ``desc``: from ``cache``
+    when it holds this very description (its repr, but for the file it came from), else simulated (and
+    stored in ``cache``)."""
     from spn.simulation.runner import simulate_description
 
-    wall, cpu = time.perf_counter(), time.process_time()
-    d = decompose(desc, seed=0)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    key = repr(dataclasses.replace(desc, source=""))
+    if cache is not None and key in cache:
+        return cache[key]
     started = time.perf_counter()
     sim = simulate_description(desc, engine="compiled", seed=20261127, replications=20, confidence=0.95,
                                rel_precision=REFERENCE_PRECISION, max_replications=100_000,
                                max_seconds=REFERENCE_SECONDS)
-    sim_s = time.perf_counter() - started
     r = sim.mean_execution_time
-    half = (r.ci_high - r.ci_low) / 2
+    out = {"ref": r.value, "ref_half": (r.ci_high - r.ci_low) / 2, "U": sim.utilization.value,
+           "sim_s": time.perf_counter() - started, "sim_replications": sim.replications}
+    if cache is not None:
+        cache[key] = out
+    return out
+
+
+def evaluate_point(desc, cache: dict | None = None) -> dict:
+    from spn.analysis.decomposition import decompose
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    d = decompose(desc, seed=0)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    ref = reference(desc, cache)
+    r, half = ref["ref"], ref["ref_half"]
     return {"R": d.mean, "low": d.low, "high": d.high, "bd": d.birth_death_mean, "two": d.oldest_two_mean,
             "stages": d.fair_stages if d.policy == "fair" else d.stages, "ks": [x.k for x in d.curve],
             "sources": sorted({x.source for x in d.curve}),
-            "ref": r.value, "ref_half": half, "U": sim.utilization.value, "error": d.mean / r.value - 1,
-            "stated": d.error_bound, "covered": d.low - half <= r.value <= d.high + half,
-            "wall_s": wall, "cpu_s": cpu, "sim_s": sim_s, "sim_replications": sim.replications}
+            "ref": r, "ref_half": half, "U": ref["U"], "error": d.mean / r - 1,
+            "stated": d.error_bound, "covered": d.low - half <= r <= d.high + half,
+            "wall_s": wall, "cpu_s": cpu, "sim_s": ref["sim_s"], "sim_replications": ref["sim_replications"]}
 
 
 def fitted_models(workdir: Path) -> list[tuple[str, object]]:
@@ -175,7 +195,10 @@ HEADER = ("| case | DAG | policy | N | C | tasks | shapes | Z (s) | U % | simula
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 grid points and no fitted models")
+    parser.add_argument("--reuse-references", action="store_true",
+                        help=f"take the references from {REFERENCES.name} where it has the same description")
     args = parser.parse_args(argv)
+    cache = json.loads(REFERENCES.read_text()) if args.reuse_references and REFERENCES.exists() else {}
     subprocess.run([sys.executable, "-m", "spn.kernels"], check=True, capture_output=True)
     from spn.analysis.decomposition import decompose
 
@@ -185,7 +208,7 @@ def main(argv=None) -> int:
     grid_rows, grid_results = [], []
     for point in grid:
         desc = description(point, think_time_for(point))
-        result = evaluate_point(desc)
+        result = evaluate_point(desc, cache)
         grid_results.append(result)
         grid_rows.append(row(point["name"], desc, point["shape"], result))
         print(grid_rows[-1], flush=True)
@@ -193,7 +216,7 @@ def main(argv=None) -> int:
     if not args.quick and DATA.is_dir():
         with tempfile.TemporaryDirectory() as tmp:
             for name, desc in fitted_models(Path(tmp)):
-                result = evaluate_point(desc)
+                result = evaluate_point(desc, cache)
                 fitted_results.append(result)
                 fitted_rows.append(row(name, desc, f"fitted ({len(desc.phases)} stages)", result))
                 print(fitted_rows[-1], flush=True)
@@ -202,7 +225,10 @@ def main(argv=None) -> int:
         "# The decomposition against simulation",
         "",
         "Generated by `python validation/run_decomposition.py"
-        + (" --quick" if args.quick else "") + f"` on {datetime.date.today()} (never edit by hand); "
+        + (" --quick" if args.quick else "") + (" --reuse-references" if args.reuse_references else "")
+        + f"` on {datetime.date.today()} (never edit by hand"
+        + (f"; the references reused from `{REFERENCES.relative_to(ROOT)}` where the description is the same, "
+           "their seconds those of the run that simulated them" if args.reuse_references else "") + "); "
         f"load average {load:.1f} on {os.cpu_count()} cores at the start: seconds are indicative only, the "
         "errors do not depend on the load. The method is described in docs/design.md §5.8.",
         "",
@@ -234,6 +260,7 @@ def main(argv=None) -> int:
     if fitted_rows:
         text += ["", "## Models fitted from the lundstrom logs (Q26, Q52 at 3 executors)", "", HEADER, *fitted_rows]
     OUT.write_text("\n".join(text) + "\n")
+    REFERENCES.write_text(json.dumps(cache, indent=0) + "\n")
     print("\n".join(summary(everything)))
     print(f"wrote {OUT}")
     return 0

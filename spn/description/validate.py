@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import graphlib
 import importlib.resources
 import json
 import math
@@ -480,12 +481,9 @@ def _edge_problems(edges: list, first_index: dict, prefix: str = "") -> list[str
 
     ``prefix`` (``classes[0] (etl).``) says whose edges they are in the problems.
     """
-    import networkx as nx
-
     names = list(first_index)
     found = []
-    graph = nx.DiGraph()
-    graph.add_nodes_from(names)
+    kept = []
     mentioned = set()
     seen = {}  # (from, to) -> index of its first occurrence
     for index, edge in enumerate(edges):
@@ -505,10 +503,21 @@ def _edge_problems(edges: list, first_index: dict, prefix: str = "") -> list[str
                          f"(also edges[{seen[source, target]}])")
         else:
             seen[source, target] = index
-            graph.add_edge(source, target)
+            kept.append((source, target))
 
-    # One cycle named per group of phases that reach each other.
-    groups = [group for group in nx.strongly_connected_components(graph) if len(group) > 1]
+    # One cycle named per group of phases that reach each other (networkx, slow to import, only for a cycle).
+    groups, parents = [], {name: [] for name in names}
+    for source, target in kept:
+        parents[target].append(source)
+    try:
+        graphlib.TopologicalSorter(parents).prepare()
+    except graphlib.CycleError:
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(names)
+        graph.add_edges_from(kept)
+        groups = [group for group in nx.strongly_connected_components(graph) if len(group) > 1]
     for group in sorted(groups, key=lambda group: min(first_index[name] for name in group)):
         cycle = nx.find_cycle(graph.subgraph(group))
         path = [_short(source) for source, _ in cycle] + [_short(cycle[0][0])]

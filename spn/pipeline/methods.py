@@ -59,7 +59,8 @@ class Exact:
         self.estimate = estimate      # skip a chain estimated past max_states (when choosing, not when asked)
 
     def applies(self, desc, question) -> str | None:
-        from spn.analysis.solve import ANALYTIC_DISTRIBUTIONS
+        # not from spn.analysis.solve, whose import (the nets, the solvers) a refused chain need not pay
+        from spn.description.model import ANALYTIC_DISTRIBUTIONS
 
         laws = sorted({p.distribution for c in _classes(desc) for p in c.phases} - set(ANALYTIC_DISTRIBUTIONS))
         if laws:
@@ -69,7 +70,7 @@ class Exact:
         return None
 
     def fits(self, desc, budget) -> str | None:
-        from spn.analysis.solve import choose_method
+        from spn.analysis.choice import choose_method
 
         return choose_method(desc, budget.max_states)
 
