@@ -402,3 +402,10 @@ def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
             proc.communicate()
     assert (proc.returncode, err) == (130, "spn: error: interrupted\n")
     assert group_ends(proc.pid)
+
+
+def test_a_file_name_that_is_not_text_is_named_escaped_in_one_line(capsys):
+    # undecodable bytes in an argument arrive as lone surrogates, which a strict stream cannot encode
+    assert main(["plan", "\udcff", "--vary", "cluster.containers=1..3", "--target", "mean<=1"]) == 2
+    err = capsys.readouterr().err
+    assert err == "spn: error: \\udcff: no such file or directory\n"

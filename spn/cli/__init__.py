@@ -197,4 +197,7 @@ def _flag_hint(error: SpnError) -> str:
 
 def _error(message: str) -> None:
     if sys.stderr is not None:
-        print(f"spn: error: {message}", file=sys.stderr)
+        # a name from the command line may hold undecodable bytes (lone surrogates): shown escaped, as on stdout
+        encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+        text = f"spn: error: {message}".encode(encoding, "backslashreplace").decode(encoding)
+        print(text, file=sys.stderr)
