@@ -7,6 +7,10 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from spn.defaults import MAX_STATES
 from spn.description.model import job_classes, queues_of
 from spn.exceptions import StateSpaceLimitError
@@ -29,10 +33,19 @@ def exploration_stopped(error: StateSpaceLimitError, max_states: int, limit: int
 
 
 def _comb(n, k):
-    """C(n, k) as floats, elementwise (inf past the float range)."""
-    from scipy.special import comb
+    """C(n, k) as floats, elementwise (0 where k < 0 or k > n, inf past the float range), from the log-gamma of
+    each distinct value (importing scipy.special for its ``comb`` takes a third of a second of every answer).
 
-    return comb(n, k)
+    >>> _comb(np.array([4.0, 5.0, 2.0]), 2.0).tolist(), float(_comb(2000.0, 1000.0))
+    ([6.0, 10.0, 1.0], inf)
+    """
+    n, k = np.broadcast_arrays(np.asarray(n, dtype=float), np.asarray(k, dtype=float))
+    values, where = np.unique(np.stack([n, k, n - k]), return_inverse=True)
+    log_factorial = np.array([math.lgamma(v + 1.0) if v >= 0 else 0.0 for v in values])[where.reshape(3, *n.shape)]
+    with np.errstate(over="ignore"):
+        c = np.exp(log_factorial[0] - log_factorial[1] - log_factorial[2])
+    c = np.where(c < 2.0 ** 53, np.round(c), c)       # a whole number: the log-gamma's last bits rounded away
+    return np.where((k >= 0) & (k <= n), c, 0.0)
 
 
 def state_space_lower_bound(desc) -> float:
@@ -73,8 +86,6 @@ def state_space_lower_bound(desc) -> float:
     >>> state_space_lower_bound(load_description("models/mapreduce.yaml"))      # the chain has 49
     4.0
     """
-    import numpy as np
-
     C = int(desc.cluster.containers)
     phases = list(desc.phases)
     names = [p.name for p in phases]
@@ -162,8 +173,6 @@ def _two_jobs(last_tasks: int, last_shape: int, first_tasks: int, first_shape: i
     >>> _two_jobs(last_tasks=2, last_shape=1, first_tasks=2, first_shape=1, C=2, users=2)   # u = 1; f = 0, 1
     2.0
     """
-    import numpy as np
-
     if C < 2 or C * first_tasks > 50_000_000:
         return 0.0
     u = np.arange(1, min(C - 1, last_tasks) + 1, dtype=float)[:, None]
