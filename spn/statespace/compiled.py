@@ -47,7 +47,7 @@ from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
 from spn.statespace.compiled_choices import choices, enabled, run_length
-from spn.statespace.compiled_landing import flush, land, pending_marks, rehash, row_width, words
+from spn.statespace.compiled_landing import flush, land, pending_marks, rehash, row_width, spread_bits, words
 from spn.statespace import compiled_landing
 from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
 from spn.statespace.space import Parts, progress_line
@@ -196,12 +196,7 @@ def _hash(m):
     for j in range(m.shape[0]):
         h = (h ^ np.uint64(m[j])) * np.uint64(0x100000001B3)
         h ^= h >> np.uint64(29)
-    h ^= h >> np.uint64(30)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
-    h ^= h >> np.uint64(27)
-    h *= np.uint64(0x94D049BB133111EB)
-    h ^= h >> np.uint64(31)
-    return h
+    return spread_bits(h)
 
 
 @_inlined

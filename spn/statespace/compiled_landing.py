@@ -60,6 +60,12 @@ def hash_words(w, i):
     for j in range(w.shape[1]):
         h = (h ^ w[i, j]) * np.uint64(0xBF58476D1CE4E5B9)
         h ^= h >> np.uint64(29)
+    return spread_bits(h)
+
+
+@_inlined
+def spread_bits(h):
+    """splitmix64's finalizer: every bit of ``h`` moves every bit of the result (the end of both hashes)."""
     h ^= h >> np.uint64(30)
     h *= np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(27)
