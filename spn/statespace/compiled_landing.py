@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: the lookup's answers, as :mod:`spn.statespace.compiled` numbers them
-DONE, ROOM_STATES, ROOM_TRANSITIONS, WIDER, GIVE_UP = 0, 2, 3, 6, 7
+#: the kernel's answers (:mod:`spn.statespace.compiled`), numbered here once: the lookup gives some of them
+DONE, CHUNK_ENDED, ROOM_STATES, ROOM_TRANSITIONS, ROOM_TIMED, ROOM_IMPULSES, WIDER, GIVE_UP, TOO_MANY, SPLIT = range(10)
 ID_BITS = 40
 ID_MASK = (1 << ID_BITS) - 1
 
