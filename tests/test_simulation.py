@@ -328,6 +328,12 @@ def test_cluster_simulator_runs_alone_and_counts_its_jobs():
 
 
 # --------------------------------------------------------------------------- statistics
+@pytest.mark.parametrize("df", [*range(1, 40), 99, 100, 999, 1000, 1001, 4321, 10**6])
+def test_the_student_t_quantile_is_scipys_without_importing_scipy_special(df):
+    for confidence in (0.01, 0.5, 0.9, 0.95, 0.99, 0.9999):
+        assert t_quantile(confidence, df) == pytest.approx(stats.t.ppf(0.5 + confidence / 2, df), rel=2e-12)
+
+
 def test_student_t_intervals_and_ratio_estimators():
     assert t_quantile(0.95, 2) == pytest.approx(4.302652729911275)
     assert t_quantile(0.99, 10) == pytest.approx(stats.t.ppf(0.995, 10))

@@ -361,12 +361,12 @@ def _ratio(numerators, denominators) -> tuple[float, float]:
     >>> [round(v, 6) for v in _ratio([1.0, 1.2, 0.8], [1.0, 1.0, 1.0])]
     [1.0, 0.496828]
     """
-    from scipy.special import stdtrit      # Student's t quantile (scipy.stats takes 0.5-1 s to import)
+    from spn.simulation.statistics import t_quantile
 
     a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     n = a.size
     x = a.sum() / b.sum()
-    half = float(stdtrit(n - 1, 0.975)) * np.std(a - x * b, ddof=1) / (math.sqrt(n) * b.mean())
+    half = t_quantile(0.95, n - 1) * np.std(a - x * b, ddof=1) / (math.sqrt(n) * b.mean())
     return float(x), float(half)
 
 

@@ -46,8 +46,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from statistics import NormalDist
+
 import numpy as np
-from scipy.special import stdtrit
+
+#: degrees of freedom past which the quantile is the Cornish-Fisher series in 1/df (its next term is
+#: below 1e-13 there) rather than Newton's method on the exact CDF, whose sum has about df / 2 terms
+SERIES_DF = 1000
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,62 @@ class Estimate:
 
 
 def t_quantile(confidence: float, df: int) -> float:
-    """The two-sided Student-t quantile for ``confidence`` with ``df`` degrees of freedom."""
+    """The two-sided Student-t quantile for ``confidence`` with ``df`` (whole) degrees of freedom: t with
+    P(|T| <= t) = confidence. Newton's method on the CDF's closed form for whole df (Abramowitz and
+    Stegun 26.7.3-4), from the Cornish-Fisher series, which is the answer past :data:`SERIES_DF`;
+    within 2e-12 of scipy's ``stdtrit`` relatively (scipy.special takes a third of a second to import).
+
+    >>> round(t_quantile(0.95, 1), 6), round(t_quantile(0.95, 2), 6), round(t_quantile(0.95, 10**6), 6)
+    (12.706205, 4.302653, 1.959966)
+    """
     if df < 1:
         return math.inf
-    return float(stdtrit(df, 0.5 + confidence / 2.0))
+    df = int(df)
+    t = _cornish_fisher(confidence, df)
+    if df > SERIES_DF:
+        return t
+    for _ in range(50):
+        step = (_central(t, df) - confidence) / (2.0 * _density(t, df))
+        t -= step
+        if abs(step) <= 1e-15 * t:
+            break
+    return t
+
+
+def _cornish_fisher(confidence: float, df: int) -> float:
+    """The t quantile as the normal one corrected in powers of 1/df (Abramowitz and Stegun 26.7.5)."""
+    z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    z2 = z * z
+    g = (z * (z2 + 1) / 4,
+         z * ((5 * z2 + 16) * z2 + 3) / 96,
+         z * (((3 * z2 + 19) * z2 + 17) * z2 - 15) / 384,
+         z * ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) / 92160)
+    return z + sum(gi / df ** (i + 1) for i, gi in enumerate(g))
+
+
+def _central(t: float, df: int) -> float:
+    """P(|T| <= t) for whole ``df``: a finite sum in θ = atan(t / sqrt(df)) whose terms are all positive."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c2 = math.sin(theta), math.cos(theta) ** 2
+    if df % 2 == 0:
+        term = total = 1.0
+        for j in range(1, df // 2):
+            term *= c2 * (2 * j - 1) / (2 * j)
+            total += term
+        return s * total
+    if df == 1:
+        return 2.0 * theta / math.pi
+    term = total = math.cos(theta)
+    for j in range(1, (df - 1) // 2):
+        term *= c2 * (2 * j) / (2 * j + 1)
+        total += term
+    return 2.0 / math.pi * (theta + s * total)
+
+
+def _density(t: float, df: int) -> float:
+    """Student's t density at t."""
+    log = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log - (df + 1) / 2 * math.log1p(t * t / df))
 
 
 def mean_estimate(values, confidence: float = 0.95) -> Estimate:
