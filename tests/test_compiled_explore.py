@@ -201,6 +201,22 @@ def test_auto_explores_small_chains_without_the_compiled_engine_and_large_ones_w
     same_chain(large, small)
 
 
+def test_a_small_chain_the_numpy_engine_is_slow_on_goes_to_the_compiled_engine(monkeypatch):
+    # job-identity nets: the NumPy engine explores a few thousand states a second, so waiting for it to
+    # reach SMALL states could take far longer than loading the compiled engine
+    net = mapreduce_dag(3, 6, 6, 4)
+    explore(net, engine="compiled")
+    calls = []
+    original = compiled.explore_plain
+    monkeypatch.setattr(compiled, "explore_plain", lambda *a, **kw: calls.append(1) or original(*a, **kw))
+    monkeypatch.setattr(statespace, "SMALL_SECONDS", 0.0)
+    fast = explore(net)
+    assert calls and fast.n_states < SMALL
+    same_chain(fast, explore(net, engine="numpy"))
+    with pytest.raises(StateSpaceLimitError, match="max_seconds"):     # the caller's own limit still holds
+        explore(net, max_seconds=0.0)
+
+
 def test_a_timeless_trap_is_reported_with_its_marking():
     net = Net([Place("idle", 1), Place("a"), Place("b")], [
         TimedActivity("arrive", inputs={"idle": 1}, outputs={"a": 1}, rate=1.0),

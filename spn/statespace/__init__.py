@@ -46,6 +46,10 @@ __all__ = ["Parts", "StateSpace", "explore"]
 
 #: tangible states below which explore(engine="auto") does not load the compiled engine
 SMALL = 20_000
+#: the seconds the NumPy engine may take on such a small chain before the compiled engine takes over
+#: (loading it costs about a second; the NumPy engine explores a job-identity net at a few thousand
+#: states per second, so 20,000 states could take ten)
+SMALL_SECONDS = 1.0
 
 
 def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
@@ -63,9 +67,10 @@ def explore(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
     net); ``"compiled"`` one marking at a time in compiled code
     (:mod:`spn.statespace.compiled`: plain nets only, several times faster);
     ``"auto"`` explores chains of up to :data:`SMALL` states with the NumPy
-    engine (loading the compiled code takes longer than that), then takes the
-    compiled engine where it applies and the NumPy engine otherwise, or where
-    the compiled one gives up (vanishing loops, traps). Until this installation
+    engine (loading the compiled code takes longer than that) if it takes it
+    at most :data:`SMALL_SECONDS`, then takes the compiled engine where it
+    applies and the NumPy engine otherwise, or where the compiled one gives up
+    (vanishing loops, traps). Until this installation
     has compiled the engine (:mod:`spn.kernels`), ``auto`` takes the NumPy
     engine and has it compiled in the background.
 
@@ -95,11 +100,13 @@ def _explore(net, max_states, progress, engine, max_seconds):
             engine = "numpy"
         else:
             # small chains are explored before the compiled code would have been loaded
+            shortcut = SMALL_SECONDS if max_seconds is None else min(max_seconds, SMALL_SECONDS)
             try:
                 return from_parts(net, frontier.explore_frontier(net, SMALL, progress, started,
-                                                                 max_seconds=max_seconds), started)
+                                                                 max_seconds=shortcut), started)
             except StateSpaceLimitError as error:
-                if error.option != "max_states":    # out of memory or time, not past SMALL states
+                caller_limit = error.option == "max_seconds" and shortcut == max_seconds
+                if error.option not in ("max_states", "max_seconds") or caller_limit:   # memory, or the caller's time
                     raise
             if not kernels.ready():
                 # compiled once per installation, in another process; with a time budget, wait for it
