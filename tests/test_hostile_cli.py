@@ -386,6 +386,7 @@ def test_resume_refuses_a_sweep_started_otherwise(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- Ctrl-C on Dask
+@pytest.mark.slow     # a local Dask cluster started and interrupted: half a minute
 def test_ctrl_c_on_a_dask_sweep_is_one_line(tmp_path):
     """The terminal sends SIGINT to the whole process group: the workers must stay silent."""
     from tests.test_sweep import SLOW_GRID, group_ends, spn_process, wait_for_rows

@@ -386,6 +386,7 @@ def many_jobs(path: Path, jobs: int) -> Path:
     return write_spark(path, events)
 
 
+@pytest.mark.slow     # fits a log of thousands of jobs: 20 s
 def test_a_log_of_thousands_of_jobs_fits_in_time(tmp_path):
     path = many_jobs(tmp_path / "many.json", 2400)  # 4,801 phases with the delays: under the limit
     for mode in ([], ["--per-query"], ["--stage-groups", "--no-delays"]):

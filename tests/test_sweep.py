@@ -216,6 +216,7 @@ def test_plot(tmp_path):
 
 
 # --------------------------------------------------------------------------- interruption and --resume
+@pytest.mark.slow     # a real sweep killed halfway, then resumed: half a minute
 def test_kill_halfway_then_resume(tmp_path):
     """SIGKILL in the middle of a sweep: every finished row is kept byte for byte, and --resume
     solves exactly the missing points."""
@@ -239,6 +240,7 @@ def test_kill_halfway_then_resume(tmp_path):
     check_complete(out, 20)
 
 
+@pytest.mark.slow     # a local Dask cluster started, interrupted and resumed: 20 s
 def test_interrupt_a_dask_sweep_then_resume(tmp_path, capsys):
     """Ctrl-C (SIGINT) during a sweep on the embedded Dask cluster: exit 130, rows kept, and
     --resume (here without Dask) finishes it without solving a finished point twice."""
