@@ -26,8 +26,8 @@ INTERVAL_KINDS = {
     "job-alone": "numerical: rigorous bounds of the job-alone method (not the spread of real runs)",
     "simulation": "numerical: 95 % confidence intervals of the simulation (not the spread of real runs)",
     "decomposition": "numerical: the simulated X(k)'s 95 % intervals propagated, widened by the model's error "
-                     "(the gap between its fifo and birth-death chains; measured in docs/decomposition.md), "
-                     "not the spread of real runs",
+                     "(the gap between its fifo and birth-death chains, for the mean and for each percentile; "
+                     "measured in docs/decomposition.md), not the spread of real runs",
 }
 
 
