@@ -38,7 +38,8 @@ validation/run_decomposition.py measures both against long simulations: docs/dec
 
 Under fifo it also gives a job's execution-time law (``distribution=True``): its passage time through the
 fifo chain (:mod:`spn.analysis.passage_fifo`), its percentiles' error stated as the mean's (the X(k)'s
-intervals, and the gap to processor sharing: the birth-death chain with the job tagged).
+intervals, the gap to processor sharing, the birth-death chain with the job tagged, and the gap between a
+job alone's Erlang law in the chain and its own).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 3, "think_time": 2.0},
@@ -56,11 +57,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spn.analysis.chains import MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two_stationary, stage_counts
+from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two_stationary,
+                                 stage_counts)
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
-__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "distribution_refused", "throughput_curve", "job_stages",
-           "work_stages", "EXACT_STATES", "POLICIES"]
+__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "distribution_refused", "throughput_curve",
+           "job_stages", "alone_law", "work_stages", "EXACT_STATES", "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
