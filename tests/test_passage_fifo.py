@@ -116,3 +116,12 @@ def test_a_job_alone_whose_law_is_not_erlang_is_within_the_stated_error():
         assert low <= exact.percentiles[q] <= high and t != pytest.approx(exact.percentiles[q], rel=1e-3)
     p, low, high = d.probability(4.0)
     assert low <= exact.deadline_probability <= high
+
+
+def test_a_law_that_takes_longer_than_the_time_given_is_given_up():
+    from spn.exceptions import SpnError
+
+    N, Z, rates, r, r2 = CURVES[2]
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
+    with pytest.raises(SpnError, match="longer than the time given"):
+        fifo_passage(N, Z, rates, r, r2, pi, atol=1e-300, deadline=0.0)

@@ -237,10 +237,11 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
         laws = {}       # exact X(k) have no interval: their three rows are one
         for row, (_, pi) in zip(rates, solved):
             key = row.tobytes()
-            laws[key] = laws.get(key) or fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top)
+            laws[key] = laws.get(key) or fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
+                                                      deadline=deadline)
         passages = tuple(laws[row.tobytes()] for row in rates)
-        passages += (shared_passage(N, Z, rates[0], stages), stages_law(np.full(stages, stages * rates[0][1])),
-                     alone_law(desc, seed=seed))
+        passages += (shared_passage(N, Z, rates[0], stages, deadline=deadline),
+                     stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed))
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,

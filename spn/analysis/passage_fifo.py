@@ -66,21 +66,34 @@ def likely_top(N: int, pis, r: int, r2: int, tail: float = TAIL) -> int:
 
 
 def fifo_passage(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
-                 top: int | None = None, atol: float = PASSAGE_ATOL):
+                 top: int | None = None, atol: float = PASSAGE_ATOL, deadline: float | None = None):
     """The execution-time law of a job in :func:`~spn.analysis.chains.oldest_two`'s chain (stages r, r2,
     stationary law ``pi``): a :class:`~spn.solvers.passage.PassageTimeResult` (``mean``, ``cdf``,
     ``percentiles``...). ``flat``: X is constant from there on (default :func:`flat_from` ``(rates)``);
-    ``top``: the most jobs in the cluster it follows (default N; past it arrivals are dropped).
+    ``top``: the most jobs in the cluster it follows (default N; past it arrivals are dropped); past
+    ``deadline`` (a :func:`time.perf_counter` instant), :class:`~spn.exceptions.SpnError`.
 
     >>> from spn.analysis.chains import oldest_two_stationary
     >>> [(x, pi)] = oldest_two_stationary(2, 1.0, [0.0, 1.0, 1.0], 1)     # M/M/1//2
     >>> round(fifo_passage(2, 1.0, [0.0, 1.0, 1.0], 1, 1, pi).mean, 6), round(2 / x - 1, 6)
     (1.5, 1.5)
     """
+    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top)
+    return _solved(Q, alpha, atol, deadline)
+
+
+def _solved(Q, alpha, atol: float, deadline: float | None):
+    """Uniformisation, stopped (:class:`SpnError`) once past ``deadline``: it looks every 1,000 steps."""
+    import time
+
+    from spn.exceptions import SpnError
     from spn.solvers.passage import passage_time
 
-    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top)
-    return passage_time(Q, alpha, atol=atol, method="uniformisation")
+    def watch(niter, x, residual):
+        if deadline is not None and time.perf_counter() > deadline:
+            raise SpnError(f"a job's execution-time law took longer than the time given ({niter:,} steps of "
+                           f"{Q.shape[0]:,} states)")
+    return passage_time(Q, alpha, atol=atol, method="uniformisation", callback=watch)
 
 
 def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
@@ -159,11 +172,12 @@ def _arrivals(top: int, N: int, pi: np.ndarray, r: int, r2: int, block: dict, si
     return alpha / alpha.sum()
 
 
-def shared_passage(N: int, Z: float, rates, r: int, *, atol: float = PASSAGE_ATOL):
+def shared_passage(N: int, Z: float, rates, r: int, *, atol: float = PASSAGE_ATOL, deadline: float | None = None):
     """A job's execution-time law under processor sharing, the other end of the model's error: the
     birth-death chain (:func:`~spn.analysis.chains.birth_death`) with one job tagged, its work in ``r``
     Erlang stages at r · X(m) / m with m jobs, the others ending at X(m) (m − 1) / m (memoryless, as
-    there). It arrives as in :func:`fifo_passage`, to the chain's law weighted by N − n.
+    there). It arrives as in :func:`fifo_passage`, to the chain's law weighted by N − n; ``deadline``
+    as there.
 
     >>> d = shared_passage(2, 1.0, [0.0, 1.0, 1.0], 1)       # M/M/1//2: processor sharing has fifo's mean
     >>> round(d.mean, 6)
@@ -172,7 +186,6 @@ def shared_passage(N: int, Z: float, rates, r: int, *, atol: float = PASSAGE_ATO
     from scipy.sparse import coo_matrix, diags
 
     from spn.analysis.chains import _levels
-    from spn.solvers.passage import passage_time
 
     rates = np.asarray(rates, dtype=float)
     m = np.repeat(np.arange(1, N + 1), r)               # state (m − 1) r + j: m jobs, the tagged one at stage j
@@ -193,7 +206,7 @@ def shared_passage(N: int, Z: float, rates, r: int, *, atol: float = PASSAGE_ATO
     levels = _levels(N, Z, rates)[:N] * (N - np.arange(N))     # the others' count at an arrival
     alpha = np.zeros(N * r)
     alpha[np.arange(N) * r] = levels / levels.sum()
-    return passage_time(Q, alpha, atol=atol, method="uniformisation")
+    return _solved(Q, alpha, atol, deadline)
 
 
 def stages_law(rates, *, atol: float = PASSAGE_ATOL):
