@@ -125,3 +125,17 @@ def test_a_law_that_takes_longer_than_the_time_given_is_given_up():
     [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
     with pytest.raises(SpnError, match="longer than the time given"):
         fifo_passage(N, Z, rates, r, r2, pi, atol=1e-300, deadline=0.0)
+
+
+def test_where_the_chain_is_product_form_a_job_arrives_to_the_chain_of_one_user_fewer():
+    # one stage: the birth-death chain; the arrival theorem: an arriving job sees pi of N - 1 users
+    from spn.analysis.chains import _levels
+    from spn.analysis.passage_fifo import fifo_passage_chain
+
+    N, Z, rates = 6, 4.0, np.array([0.0, 1.0, 1.7, 2.1, 2.3, 2.3, 2.3])
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, 1, 1)
+    Q, alpha = fifo_passage_chain(N, Z, rates, 1, 1, pi, flat=N + 1)
+    # states: the tagged job oldest (one of the others present: none), then one per position p = 2..N and b
+    seen = [alpha[0]] + [sum(alpha[1 + i] for i, (p, b) in enumerate(
+        (p, b) for p in range(2, N + 1) for b in range(N - p + 1)) if p == n + 1 and b == 0) for n in range(1, N)]
+    assert np.allclose(seen, _levels(N - 1, Z, rates[:N]), rtol=1e-9)
