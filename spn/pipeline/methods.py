@@ -11,9 +11,10 @@ method                  applies to                             error
                         the time
 ``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
                         phases that never wait for each other
-``decomposition``       one class under fifo or fair; under    X(k)'s intervals propagated + the model's
-                        fifo also percentiles and P(R <= d)    error (the gap between its fifo and
-                        (a job's passage time in its chain)    processor-sharing chains), for each
+``decomposition``       one class under fifo or fair: the      X(k)'s intervals propagated + the model's
+                        mean; under fifo also percentiles and  error (the gap between its fifo and
+                        P(R <= d) (a job's passage time in     processor-sharing chains; percentiles: +
+                        the fifo chain)                        a job alone's Erlang fit's gap)
 ``simulation``          every model                            a 95 % confidence interval
 ======================  =====================================  ===========================================
 
