@@ -161,7 +161,11 @@ def test_it_is_refused_with_the_reason_outside_its_assumptions():
     assert "classes" in not_applicable(load_description("models/two-queues.yaml"))
     fifo = load_description("models/mapreduce.yaml", ["scheduler.policy=fifo"])
     assert not_applicable(fifo) is None
-    assert "percentiles" in Decomposition().applies(fifo, Question(percentiles=(95,)))
+    assert Decomposition().applies(fifo, Question(percentiles=(95,))) is None
+    fair = load_description("models/mapreduce.yaml", ["scheduler.policy=fair"])
+    assert "under fair" in Decomposition().applies(fair, Question(percentiles=(95,)))
+    with pytest.raises(Exception, match="under fair"):
+        decompose(fair, distribution=True)
     with pytest.raises(Exception, match="does not apply"):
         decompose(load_description("models/mapreduce.yaml"))
 

@@ -20,8 +20,8 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["birth_death", "oldest_two", "stage_counts", "fair_shares", "deal", "fair_stages", "fair_response",
-           "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
+__all__ = ["birth_death", "oldest_two", "oldest_two_stationary", "stage_counts", "fair_shares", "deal", "fair_stages",
+           "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
 
 #: Erlang stages of the oldest job's progress in the fifo chain, at most
 MAX_STAGES = 40
@@ -124,6 +124,20 @@ def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, 
     0.843
     """
     rates = np.asarray(rates, dtype=float)
+    out = np.array([x for x, _ in oldest_two_stationary(N, Z, rates, stages, second, rtol=rtol)])
+    return out if rates.ndim == 2 else float(out[0])
+
+
+def oldest_two_stationary(N: int, Z: float, rates, stages: int, second: int | None = None, *,
+                          rtol: float = 1e-10) -> list[tuple[float, np.ndarray]]:
+    """(throughput, π) of :func:`oldest_two`'s chain for each row of ``rates`` (one LU), π over its states:
+    0 the empty cluster, 1 + j1 one job at stage j1, 1 + r + (n − 2) r r2 + j1 r2 + j2 n >= 2 jobs, the
+    two oldest at stages j1 and j2 (what :mod:`spn.analysis.passage_fifo` follows a job through).
+
+    >>> [(round(x, 6), pi.round(6).tolist()) for x, pi in oldest_two_stationary(2, 1.0, [0.0, 1.0, 1.0], 1)]
+    [(0.8, [0.2, 0.4, 0.4])]
+    """
+    rates = np.asarray(rates, dtype=float)
     r = int(stages)
     r2 = r if second is None else int(second)
     chains = [_oldest_two_chain(N, Z, x, r, r2) for x in np.atleast_2d(rates)]
@@ -131,8 +145,7 @@ def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, 
     likeliest = int(np.argmax(_levels(N, Z, np.atleast_2d(rates)[0])))
     pin = likeliest if likeliest < 2 else 1 + r + (likeliest - 2) * r * r2
     pis = _stationary([Q for Q, _, _ in chains], pin, "fifo", rtol)
-    out = np.array([pi[ends] @ rate for pi, (_, ends, rate) in zip(pis, chains)])
-    return out if rates.ndim == 2 else float(out[0])
+    return [(float(pi[ends] @ rate), pi) for pi, (_, ends, rate) in zip(pis, chains)]
 
 
 def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):

@@ -36,6 +36,11 @@ the gap between the birth-death and fifo chains (processor sharing and service i
 ends between which fair lies for jobs no more variable than exponential ones;
 validation/run_decomposition.py measures both against long simulations: docs/decomposition.md).
 
+Under fifo it also gives a job's execution-time law (``distribution=True``): its passage time through the
+fifo chain (:mod:`spn.analysis.passage_fifo`), its percentiles' error stated as the mean's (the X(k)'s
+intervals, the gap to processor sharing, the birth-death chain with the job tagged, and the gap between a
+job alone's Erlang law in the chain and its own).
+
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 3, "think_time": 2.0},
 ...     "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 1, "task_time": 1.0, "shape": 1}]})
@@ -52,11 +57,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from spn.analysis.chains import MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two, stage_counts
+from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two_stationary,
+                                 stage_counts)
 from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
 
-__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "throughput_curve", "job_stages",
-           "work_stages", "EXACT_STATES", "POLICIES"]
+__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "distribution_refused", "throughput_curve",
+           "job_stages", "alone_law", "work_stages", "EXACT_STATES", "POLICIES"]
 
 #: the policies it models (gate: see :func:`not_applicable`)
 POLICIES = ("fifo", "fair")
@@ -121,6 +127,31 @@ class Decomposition:
     policy: str
     curve: tuple
     seconds: float
+    #: fifo, when asked for: a job's execution-time law in the fifo chain with X(k) at their values, low and
+    #: high ends; in the birth-death chain (processor sharing), the other end of the model's error; the
+    #: Erlang law of the chain's job alone, and a job's own law alone (exact or simulated)
+    passages: tuple | None = None
+
+    def percentiles(self, qs) -> dict:
+        """``{q: (t, low, high)}``: percentile q of a job's execution time (the fifo chain's passage time,
+        :mod:`spn.analysis.passage_fifo`) and its interval, as the mean's: the X(k)'s ends, widened on each
+        side by the model's error: the gap to processor sharing's percentile, plus the gap between the
+        percentiles of a job alone in the chain (Erlang) and on the cluster."""
+        out = {}
+        for q in qs:
+            t, s, f, ps, e, a = (float(d.quantile(float(q) / 100)) for d in self.passages)
+            gap = abs(t - ps) + abs(e - a)
+            out[float(q)] = (t, max(min(t, f) - gap, 0.0), max(t, s) + gap)
+        return out
+
+    def probability(self, deadline: float) -> tuple[float, float, float]:
+        """P(execution time <= ``deadline``) and its interval (the same ends; the model's error: the gap
+        of the two chains' CDFs at the deadline, plus the largest between a job alone's two laws)."""
+        p, s, f, ps = (float(d.cdf(deadline)) for d in self.passages[:4])
+        erlang, alone = self.passages[4:]
+        levels = np.linspace(0.01, 0.99, 99)
+        gap = abs(p - ps) + max(abs(float(erlang.cdf(alone.quantile(u))) - u) for u in levels)
+        return p, max(min(p, s) - gap, 0.0), min(max(p, f) + gap, 1.0)
 
     @property
     def error_bound(self) -> float:
@@ -151,11 +182,26 @@ def not_applicable(desc) -> str | None:
     return None
 
 
-def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: float = X_PRECISION) -> Decomposition:
+def distribution_refused(desc) -> str | None:
+    """Why the decomposition gives no execution-time law for ``desc`` (None: it does).
+
+    >>> from spn.description import load_description
+    >>> print(distribution_refused(load_description("models/mapreduce.yaml", ["scheduler.policy=fair"])))
+    under fair a job's time depends on every job in service; its chain follows them anonymously (the mean only)
+    """
+    if desc.scheduler.policy != "fifo":
+        return ("under fair a job's time depends on every job in service; its chain follows them anonymously "
+                "(the mean only)")
+    return None
+
+
+def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: float = X_PRECISION,
+              distribution: bool = False) -> Decomposition:
     """R, X and U of ``desc`` by the decomposition; raises :class:`ModelError` where it does not apply,
     :class:`SpnError` when X(k) could not be measured within ``max_seconds`` (None: no limit). ``seed``
-    makes the simulations of X(k) repeatable (their length does not depend on the clock)."""
-    why = not_applicable(desc)
+    makes the simulations of X(k) repeatable (their length does not depend on the clock).
+    ``distribution``: also a job's execution-time law (``passages``; fifo only, else :class:`ModelError`)."""
+    why = not_applicable(desc) or (distribution_refused(desc) if distribution else None)
     if why:
         raise ModelError(f"the decomposition does not apply: {why}")
     started = time.perf_counter()
@@ -163,7 +209,8 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
     work = _work(desc)
     curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
-    job = job_stages(desc, seed=seed) if N > 1 else 1
+    # one user's R is exact whatever the stages; its law is the Erlang of a job's
+    job = job_stages(desc, seed=seed) if N > 1 or distribution else 1
     stages, second = stage_counts(job, N)
     policy = desc.scheduler.policy
     fair = policy == "fair"
@@ -173,18 +220,33 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     # one chain, three rates, one LU
     rates = np.array([_rates(curve, N, pick, C / work) for pick in ("value", "low", "high")])
     r_bd = _response(N, Z, birth_death(N, Z, rates[0]))
-    fifo = np.maximum(N / oldest_two(N, Z, rates if not fair else rates[:1], stages, second) - Z, 0.0)
+    solved = oldest_two_stationary(N, Z, rates if not fair else rates[:1], stages, second)
+    fifo = np.maximum(N / np.array([x for x, _ in solved]) - Z, 0.0)
     r_fifo = float(fifo[0])
     chosen, slow, fast = (float(v) for v in (fair_response(N, Z, rates, C, work_r)[0] if fair else fifo))
     # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
     gap = abs(r_fifo - r_bd)
     low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
+    passages = None
+    if distribution:
+        from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
+
+        # one chain structure for the three rates
+        flat, top = flat_from(rates), likely_top(N, [pi for _, pi in solved], stages, second)
+        laws = {}       # exact X(k) have no interval: their three rows are one
+        for row, (_, pi) in zip(rates, solved):
+            key = row.tobytes()
+            laws[key] = laws.get(key) or fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
+                                                      deadline=deadline)
+        passages = tuple(laws[row.tobytes()] for row in rates)
+        passages += (shared_passage(N, Z, rates[0], stages, deadline=deadline),
+                     stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed))
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,
                          fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve,
-                         seconds=time.perf_counter() - started)
+                         seconds=time.perf_counter() - started, passages=passages)
 
 
 def _response(N: int, Z: float, x: float) -> float:
@@ -427,16 +489,31 @@ def job_stages(desc, *, seed=0) -> int:
     if alone is not None:
         scv = alone[1] / alone[0] ** 2
     else:
-        from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
-
-        if not compiled_cluster_ready():
-            raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-        sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
-        tasks = sum(p.tasks for p in desc.phases)
-        jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
-        times = sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times
+        times = _alone_times(desc, seed)
         scv = float(np.var(times) / np.mean(times) ** 2)
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
+
+
+def _alone_times(desc, seed) -> np.ndarray:
+    """The times of jobs alone (at most :data:`ALONE_JOBS`), simulated."""
+    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+
+    if not compiled_cluster_ready():
+        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
+    sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
+    tasks = sum(p.tasks for p in desc.phases)
+    jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
+    return np.asarray(sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times)
+
+
+def alone_law(desc, *, seed=0):
+    """A job's execution-time law alone (``quantile``, ``cdf``): exact where :func:`_alone_in_series`
+    applies (its exponential times in a row), else the times of jobs alone simulated as for
+    :func:`job_stages` (the same seed, the same jobs)."""
+    from spn.analysis.passage_fifo import EmpiricalLaw, stages_law
+
+    rates = _series_rates(desc)
+    return stages_law(rates) if rates is not None else EmpiricalLaw(_alone_times(desc, seed))
 
 
 def _alone_in_series(desc) -> tuple[float, float] | None:
@@ -454,6 +531,15 @@ def _alone_in_series(desc) -> tuple[float, float] | None:
     ...     "task_time": 1.0}]}))]      # Exp(2), then Exp(2) and Exp(1): 0.5 + 1.5; 0.25 + 0.25 + 1
     [2.0, 1.5]
     """
+    rates = _series_rates(desc)
+    if rates is None:
+        return None
+    return float(np.sum(1.0 / rates)), float(np.sum(1.0 / rates ** 2))
+
+
+def _series_rates(desc) -> np.ndarray | None:
+    """The rates of the independent exponential times that make a job's time alone, in
+    :func:`_alone_in_series`'s case (else None)."""
     phases = desc.phases
     if any(not (p.distribution == "exponential" or (p.distribution == "erlang" and p.shape == 1)) for p in phases):
         return None
@@ -461,13 +547,11 @@ def _alone_in_series(desc) -> tuple[float, float] | None:
     if (len(desc.edges) != len(phases) - 1 or len(follows) != len(desc.edges)
             or len(set(follows.values())) != len(desc.edges)):
         return None     # a phase with two parents or two children: not one path
-    mean = variance = 0.0
+    out = []
     for p in phases:
         c = min(p.tasks, desc.cluster.containers) if p.holds_containers else p.tasks
-        rates = np.concatenate([np.full(p.tasks - c, c / p.task_time), np.arange(c, 0, -1) / p.task_time])
-        mean += float(np.sum(1.0 / rates))
-        variance += float(np.sum(1.0 / rates ** 2))
-    return mean, variance
+        out += [np.full(p.tasks - c, c / p.task_time), np.arange(c, 0, -1) / p.task_time]
+    return np.concatenate(out)
 
 
 def work_stages(desc) -> int:

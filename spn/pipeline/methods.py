@@ -11,8 +11,10 @@ method                  applies to                             error
                         the time
 ``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
                         phases that never wait for each other
-``decomposition``       one class under fifo or fair; means    X(k)'s intervals propagated + the model's
-                        only (no percentiles)                  error (the gap between its two chains)
+``decomposition``       one class under fifo or fair: the      X(k)'s intervals propagated + the model's
+                        mean; under fifo also percentiles and  error (the gap between its fifo and
+                        P(R <= d) (a job's passage time in     processor-sharing chains; percentiles: +
+                        the fifo chain)                        a job alone's Erlang fit's gap)
 ``simulation``          every model                            a 95 % confidence interval
 ======================  =====================================  ===========================================
 
@@ -194,11 +196,9 @@ class Decomposition:
     name = "decomposition"
 
     def applies(self, desc, question) -> str | None:
-        from spn.analysis.decomposition import not_applicable
+        from spn.analysis.decomposition import distribution_refused, not_applicable
 
-        if question.needs_distribution:
-            return "it gives the mean, throughput and utilisation, not percentiles"
-        return not_applicable(desc)
+        return not_applicable(desc) or (distribution_refused(desc) if question.needs_distribution else None)
 
     def fits(self, desc, budget) -> str | None:
         return None
@@ -208,12 +208,25 @@ class Decomposition:
         from spn.exceptions import SpnError
 
         try:
-            d = decompose(desc, seed=budget.seed, max_seconds=clock.left())
+            d = decompose(desc, seed=budget.seed, max_seconds=clock.left(), distribution=question.needs_distribution)
         except SpnError as error:
             raise Skipped(f"it could not answer ({error})") from error
-        if d.error_bound > budget.rel_precision:
-            raise Skipped(f"its error estimate +/- {100 * d.error_bound:.2g} % is wider than the precision asked "
-                          f"({100 * budget.rel_precision:g} %, --rel-precision)")
+        extra, widest = {}, ("mean", d.error_bound)
+        if question.percentiles:
+            table = d.percentiles(question.percentiles)
+            extra["percentiles"] = {q: v for q, (v, lo, hi) in table.items()}
+            extra["percentile_intervals"] = {q: (lo, hi) for q, (v, lo, hi) in table.items()}
+            # a percentile's error, relative to it, as the mean's: the larger side
+            widest = max([widest] + [(f"p{q:g}", max(v - lo, hi - v) / v if v > 0 else 0.0)
+                                     for q, (v, lo, hi) in table.items()], key=lambda w: w[1])
+        if question.deadline is not None:
+            p, low, high = d.probability(question.deadline)
+            extra.update(deadline_probability=p, deadline_interval=(low, high))
+            # a probability's error is absolute (a relative one would vanish as P(R <= d) nears 1)
+            widest = max(widest, ("P(R <= deadline)", max(p - low, high - p)), key=lambda w: w[1])
+        if widest[1] > budget.rel_precision:
+            raise Skipped(f"its error estimate of the {widest[0]} +/- {100 * widest[1]:.2g} % is wider than the "
+                          f"precision asked ({100 * budget.rel_precision:g} %, --rel-precision)")
         ks = [x.k for x in d.curve]
         how = (f"decomposition: X(k) at k = {', '.join(map(str, ks))} "
                f"({', '.join(sorted({x.source for x in d.curve}))}), then the closed chain of the users"
@@ -221,9 +234,16 @@ class Decomposition:
                   f" (fair: every job in service in {d.fair_stages} stages, extrapolated to a job's work's)"))
         details = dict(d.as_dict(), users=desc.workload.users, think_time=desc.workload.think_time,
                        containers=desc.cluster.containers, policy=d.policy, timings={"decomposition_s": d.seconds})
+        if d.passages is not None:
+            law = d.passages[0]     # its mean is R (Little): shown, it says the law and the mean agree
+            solved = {id(p): p for p in d.passages[:4]}.values()       # exact X(k): one law for three rows
+            details["execution_time_distribution"] = {
+                "mean": law.mean, "std": law.std, "method": "uniformisation (the fifo chain, one job tagged)",
+                "transient_states": law.n_states, "iterations": law.niter, "residual": law.residual,
+                "converged": law.converged, "seconds": sum(p.seconds for p in solved)}
         return Result(model=desc.name, method="decomposition", how=how, reason=reason, mean_execution_time=d.mean,
                       interval=(d.low, d.high), throughput=d.throughput, utilization=d.utilization,
-                      details=details, report=d)
+                      details=details, report=d, **extra)
 
 
 class Simulation:

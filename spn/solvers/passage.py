@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import brentq
-from scipy.stats import poisson
 
 from spn.exceptions import ConvergenceError, ModelError
 
@@ -206,6 +204,17 @@ def _check_completions(ss, rows, rates, end_activity):
                          f"to the think place: cannot tag a job in this net")
 
 
+def _poisson_pmf(k: np.ndarray, mu: float) -> np.ndarray:
+    """P(Poisson(mu) = k), in logarithms (scipy.stats would add 1-2 s of imports to an answer).
+
+    >>> _poisson_pmf(np.arange(3), 2.0).round(6).tolist()
+    [0.135335, 0.270671, 0.270671]
+    """
+    from scipy.special import gammaln, xlogy
+
+    return np.exp(xlogy(k, mu) - mu - gammaln(k + 1.0))
+
+
 # --------------------------------------------------------------------------- the solution
 @dataclass(frozen=True)
 class PassageDistribution:
@@ -236,6 +245,8 @@ class PassageDistribution:
         if 1 - p <= 10 * self.residual:
             raise ModelError(f"the {100 * p:g}th percentile is beyond the accuracy of the distribution "
                              f"(truncated at P(T > t) <= {self.residual:.2g}); lower atol")
+        from scipy.optimize import brentq      # only here: 1-2 s of imports a mean need not pay
+
         target = 1.0 - p
         if self.sf(0.0) <= target:
             return 0.0
@@ -297,7 +308,7 @@ class PassageTimeResult(PassageDistribution):
                 out[i] = 0.0
                 continue
             k = np.arange(lo, min(hi, K - 1) + 1)
-            out[i] = float(np.dot(poisson.pmf(k, mu), s[k]))
+            out[i] = float(np.dot(_poisson_pmf(k, mu), s[k]))
         out = np.clip(out, 0.0, 1.0)
         return out.reshape(t.shape) if t.ndim else float(out[0])
 
@@ -306,7 +317,7 @@ class PassageTimeResult(PassageDistribution):
         t = np.asarray(t, dtype=float)
         drop = -np.diff(np.append(self.x, 0.0))
         flat = np.atleast_1d(t).ravel()
-        out = np.array([float(self.rate * np.dot(poisson.pmf(np.arange(drop.size), self.rate * ti), drop))
+        out = np.array([float(self.rate * np.dot(_poisson_pmf(np.arange(drop.size), self.rate * ti), drop))
                         if ti >= 0 else 0.0 for ti in flat])
         return out.reshape(t.shape) if t.ndim else float(out[0])
 
