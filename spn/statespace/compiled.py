@@ -46,7 +46,7 @@ from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
-from spn.statespace.compiled_choices import choices, enabled, run_length
+from spn.statespace.compiled_choices import choices, enabled, failing, may_enable, run_length
 from spn.statespace.compiled_landing import flush, land, pending_marks, rehash, row_width, spread_bits, words
 # the kernel's answers, numbered once beside the lookup that gives some of them
 from spn.statespace.compiled_landing import (
@@ -109,7 +109,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     while True:
         if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
             sampled = int(counts[0])
-            pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
+            pick_sentinels(links, instant, timed[3], failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
                          state, path, (marks, *landings, words(marks)), levels, max_states,
@@ -302,7 +302,8 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
              instant, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
     -1 for the initial marking) to tangible markings, which are appended to the pending landings from
-    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at.
+    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at
+    (those the timed firing may have enabled: ``path[4]``, filled by the caller).
 
     Depth first: cheap while paths rarely split. Where they split often (independent
     activities that may fire in any order) the same interleavings would be followed
@@ -318,9 +319,9 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         m[j] = start[j]
     w = weight
-    row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
-    for i in range(wakes.shape[1]):
-        woken[i] = wakes[row, i]
+    if timed < 0:                           # the initial marking: every one (else the caller filled woken)
+        for i in range(wakes.shape[1]):
+            woken[i] = wakes[wakes.shape[0] - 1, i]
     top, pops = 0, 0
     while True:
         if pops:                                    # (the first path starts from start, not from the stack)
@@ -403,7 +404,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     """
     ptr, column, threshold, delta, base = timed[0], timed[1], timed[2], timed[3], timed[4]
     server_column, server_divisor, server_cap = timed[5], timed[6], timed[7]
-    m, nxt = state
+    m, nxt, fails = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
         status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
@@ -443,6 +444,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
                 return status
         for j in range(m.shape[0]):
             m[j] = rows[s, j]
+        failing(m, links, len(priority), len(base), fails)
         n_enabled = 0
         for a in range(len(base)):
             if not enabled(m, ptr, column, threshold, a):
@@ -465,6 +467,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
+            may_enable(links, len(priority), len(base), a, fails, path[4])
             status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
                                  instant, gates, links, priority, path, pending)
             if status == _SPLIT:
