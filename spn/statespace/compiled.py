@@ -70,7 +70,7 @@ CHUNK = 1 << 16
 #: tangible markings from which each instantaneous activity's sentinel test is chosen (kernel_arrays.pick_sentinels)
 SAMPLE = 1 << 12
 #: tangible landings looked up together (their table slots are fetched in one pass)
-BATCH = 1 << 14
+BATCH = 1 << 10
 #: room for the landings of the marking that fills a batch
 _PENDING = BATCH + (1 << 16)
 
