@@ -357,8 +357,12 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
                     imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
                     counts[4] = n + 1
                 if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
-                    for j in range(m.shape[0]):
-                        m[j] += times * delta[a, j]
+                    if times == 1:                  # (the usual case, without a vector multiplication)
+                        for j in range(m.shape[0]):
+                            m[j] += delta[a, j]
+                    else:
+                        for j in range(m.shape[0]):
+                            m[j] += times * delta[a, j]
                     for i in range(wakes.shape[1]):
                         woken[i] |= wakes[a, i]
                     w = p

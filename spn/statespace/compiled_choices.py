@@ -79,6 +79,8 @@ def run_length(m, a, instant, gates, links):
     stoppers = links[0]
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
     for r in range(stoppers[a], stoppers[a + 1]):
+        if run <= 1:                # (most firings: a token moved on, a container handed out)
+            return 1
         lo, hi = _window(m, ptr, column, threshold, delta[a], stoppers[r])
         if lo < hi:
             run = min(run, max(lo, 1))
