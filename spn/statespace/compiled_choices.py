@@ -77,6 +77,12 @@ def run_length(m, a, instant, gates, links):
         return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     stoppers = links[0]
+    n = len(ptr) - 1
+    for picked in (len(stoppers) - 3 * n, len(stoppers) - 6 * n):      # a's sentinel, its second test
+        t = np.uint64(picked + 3 * a)
+        column_t = np.uint64(stoppers[t])
+        if stoppers[t + np.uint64(1)] * (m[column_t] + delta[a, column_t]) < stoppers[t + np.uint64(2)]:
+            return 1                # (most firings: a fails one of its likeliest-failing tests after one)
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
     for r in range(stoppers[a], stoppers[a + 1]):
         if run <= 1:                # (most firings: a token moved on, a container handed out)
