@@ -69,10 +69,12 @@ STACK_SIZE = 1 << 14
 CHUNK = 1 << 16
 #: tangible markings from which each instantaneous activity's sentinel test is chosen (kernel_arrays.pick_sentinels)
 SAMPLE = 1 << 12
-#: tangible landings looked up together (their table slots are fetched in one pass)
-BATCH = 1 << 10
+#: tangible landings looked up together (their table slots and rows are fetched in one pass): as many as
+#: have rows of BATCH_BYTES in all (so that what is fetched stays in the core's cache until the probes),
+#: a power of two between the bounds
+BATCH_BYTES, BATCH = 1 << 17, (1 << 10, 1 << 14)
 #: room for the landings of the marking that fills a batch
-_PENDING = BATCH + (1 << 16)
+_PENDING = BATCH[1] + (1 << 16)
 
 
 def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
@@ -99,6 +101,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
     state, path, landings, levels = work_arrays(n_places, len(priority), STACK_SIZE, _PENDING)
     marks = pending_marks(_PENDING, n_places, dtype)
+    batch = int(np.clip(1 << int(np.log2(BATCH_BYTES / (marks.itemsize * marks.shape[1]))), *BATCH))
     # states, next state to expand (-1: the initial marking first), transitions, timed entries,
     # impulses, how many transitions are the initial marking's landings (src -1), and the
     # states and transitions a lack of room asked for
@@ -113,7 +116,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
                          state, path, (marks, *landings, words(marks)), levels, max_states,
-                         CHUNK if sampled else SAMPLE, PATH_LIMIT, DEPTH_LIMIT)
+                         CHUNK if sampled else SAMPLE, batch, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
@@ -379,7 +382,7 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_inlined
-def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
+def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses, batch):
     """_DONE when the arrays have room for one more batch (its landings, its timed firings, twice the
     ``impulses`` of the last one), or the lack of room to grow first: asked for between batches,
     where nothing is taken back (past this estimate, a batch that runs out is expanded again)."""
@@ -389,7 +392,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
     if counts[2] + _PENDING > len(src):
         counts[7] = counts[2] + _PENDING
         return _ROOM_TRANSITIONS
-    if counts[3] + BATCH + n_timed > len(timed_cols):
+    if counts[3] + batch + n_timed > len(timed_cols):
         return _ROOM_TIMED
     if counts[4] + 2 * impulses + n_timed > len(imp_rows):
         return _ROOM_IMPULSES
@@ -399,7 +402,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
 @_unreferenced
 def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
             imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
-            state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
+            state, path, pending, levels, max_states, chunk, batch, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
     Landings wait in a batch until it is full or no known marking is left to
@@ -425,11 +428,11 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     s, k = counts[1], 0
     saved_timed, saved_impulses = counts[3], counts[4]
     stop = s + chunk
-    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0)
+    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0, batch)
     if status != _DONE:
         return status
     while True:
-        if k >= BATCH or s == counts[0] or s >= stop:
+        if k >= batch or s == counts[0] or s >= stop:
             status = flush(k, rows, row_words, slots, src, dst, rate, counts, pending)
             if status != _DONE:                     # take back the markings expanded since the last batch
                 counts[3], counts[4] = saved_timed, saved_impulses
@@ -443,7 +446,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
                 return _DONE
             if s >= stop:
                 return _CHUNK
-            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses)
+            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses, batch)
             if status != _DONE:
                 return status
         for j in range(m.shape[0]):
