@@ -140,7 +140,8 @@ def pick_sentinels(links, instant, timed_delta: np.ndarray, failing: np.ndarray)
     and whose second test, read a place it changes (:func:`link_arrays`). A scan for enabled activities
     looks at the sentinel first: most activities are then rejected by one comparison. From a tangible
     marking, an activity one of whose two tests fails there stays disabled after a timed firing that
-    leaves that test's place alone. Which tests are picked changes only the speed."""
+    leaves that test's place alone; and an activity that fails one of them after firing once fires once,
+    not in a run. Which tests are picked changes only the speed."""
     ptr, column, threshold = instant[0], instant[1], instant[2]
     n = len(ptr) - 1
     picked = links[0][len(links[0]) - 6 * n:].reshape(2, n, 3)      # second tests, sentinels
