@@ -66,7 +66,8 @@ def run_case(label: str) -> dict:
 def measure(path: str, version: str) -> list[dict]:
     """Every case with the package at ``path``, each in a fresh process."""
     env = dict(os.environ, PYTHONPATH=path)
-    subprocess.run([sys.executable, "-m", "spn.kernels", "explore"], cwd=ROOT, env=env, capture_output=True)
+    # (run in the version's folder: ``python -m`` puts the current folder before PYTHONPATH)
+    subprocess.run([sys.executable, "-m", "spn.kernels", "explore"], cwd=path, env=env, capture_output=True)
     rows = []
     for label, *_ in CASES:
         proc = subprocess.run([sys.executable, __file__, "--one", label], cwd=ROOT, env=env, capture_output=True,

@@ -46,7 +46,7 @@ from spn.limits import MAX_TOKENS
 from spn.net import Net
 from spn.statespace import guards
 from spn.statespace.activity_table import ActivityTable, is_plain  # noqa: F401 (the doctest uses is_plain)
-from spn.statespace.compiled_choices import choices, enabled, run_length
+from spn.statespace.compiled_choices import choices, enabled, failing, may_enable, run_length
 from spn.statespace.compiled_landing import flush, land, pending_marks, rehash, row_width, spread_bits, words
 # the kernel's answers, numbered once beside the lookup that gives some of them
 from spn.statespace.compiled_landing import (
@@ -69,10 +69,12 @@ STACK_SIZE = 1 << 14
 CHUNK = 1 << 16
 #: tangible markings from which each instantaneous activity's sentinel test is chosen (kernel_arrays.pick_sentinels)
 SAMPLE = 1 << 12
-#: tangible landings looked up together (their table slots are fetched in one pass)
-BATCH = 1 << 14
+#: tangible landings looked up together (their table slots and rows are fetched in one pass): as many as
+#: have rows of BATCH_BYTES in all (so that what is fetched stays in the core's cache until the probes),
+#: a power of two between the bounds
+BATCH_BYTES, BATCH = 1 << 17, (1 << 10, 1 << 14)
 #: room for the landings of the marking that fills a batch
-_PENDING = BATCH + (1 << 16)
+_PENDING = BATCH[1] + (1 << 16)
 
 
 def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = False,
@@ -99,6 +101,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     imp_rows, imp_cols, imp_vals = np.empty(1 << 12, id_dtype), np.empty(1 << 12, np.int16), np.empty(1 << 12)
     state, path, landings, levels = work_arrays(n_places, len(priority), STACK_SIZE, _PENDING)
     marks = pending_marks(_PENDING, n_places, dtype)
+    batch = int(np.clip(1 << int(np.log2(BATCH_BYTES / (marks.itemsize * marks.shape[1]))), *BATCH))
     # states, next state to expand (-1: the initial marking first), transitions, timed entries,
     # impulses, how many transitions are the initial marking's landings (src -1), and the
     # states and transitions a lack of room asked for
@@ -109,11 +112,11 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     while True:
         if counts[0] >= max(2 * sampled, SAMPLE):    # sentinels from the markings seen (first after SAMPLE)
             sampled = int(counts[0])
-            pick_sentinels(links[0], instant, failing_tests(instant, rows[sampled - SAMPLE:sampled]))
+            pick_sentinels(links, instant, timed[3], failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
                          imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
                          state, path, (marks, *landings, words(marks)), levels, max_states,
-                         CHUNK if sampled else SAMPLE, PATH_LIMIT, DEPTH_LIMIT)
+                         CHUNK if sampled else SAMPLE, batch, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
             break
         if status == _GIVE_UP:
@@ -302,7 +305,8 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
              instant, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
     -1 for the initial marking) to tangible markings, which are appended to the pending landings from
-    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at.
+    position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at
+    (those the timed firing may have enabled: ``path[4]``, filled by the caller).
 
     Depth first: cheap while paths rarely split. Where they split often (independent
     activities that may fire in any order) the same interleavings would be followed
@@ -318,9 +322,9 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
     for j in range(start.shape[0]):         # (a loop: slice assignment is far slower here)
         m[j] = start[j]
     w = weight
-    row = len(priority) + timed if timed >= 0 else wakes.shape[0] - 1     # (the initial marking: every one)
-    for i in range(wakes.shape[1]):
-        woken[i] = wakes[row, i]
+    if timed < 0:                           # the initial marking: every one (else the caller filled woken)
+        for i in range(wakes.shape[1]):
+            woken[i] = wakes[wakes.shape[0] - 1, i]
     top, pops = 0, 0
     while True:
         if pops:                                    # (the first path starts from start, not from the stack)
@@ -356,8 +360,12 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
                     imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
                     counts[4] = n + 1
                 if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
-                    for j in range(m.shape[0]):
-                        m[j] += times * delta[a, j]
+                    if times == 1:                  # (the usual case, without a vector multiplication)
+                        for j in range(m.shape[0]):
+                            m[j] += delta[a, j]
+                    else:
+                        for j in range(m.shape[0]):
+                            m[j] += times * delta[a, j]
                     for i in range(wakes.shape[1]):
                         woken[i] |= wakes[a, i]
                     w = p
@@ -374,7 +382,7 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_inlined
-def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
+def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses, batch):
     """_DONE when the arrays have room for one more batch (its landings, its timed firings, twice the
     ``impulses`` of the last one), or the lack of room to grow first: asked for between batches,
     where nothing is taken back (past this estimate, a batch that runs out is expanded again)."""
@@ -384,7 +392,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
     if counts[2] + _PENDING > len(src):
         counts[7] = counts[2] + _PENDING
         return _ROOM_TRANSITIONS
-    if counts[3] + BATCH + n_timed > len(timed_cols):
+    if counts[3] + batch + n_timed > len(timed_cols):
         return _ROOM_TIMED
     if counts[4] + 2 * impulses + n_timed > len(imp_rows):
         return _ROOM_IMPULSES
@@ -394,7 +402,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses):
 @_unreferenced
 def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
             imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
-            state, path, pending, levels, max_states, chunk, path_limit, depth_limit):
+            state, path, pending, levels, max_states, chunk, batch, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
     Landings wait in a batch until it is full or no known marking is left to
@@ -403,7 +411,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     """
     ptr, column, threshold, delta, base = timed[0], timed[1], timed[2], timed[3], timed[4]
     server_column, server_divisor, server_cap = timed[5], timed[6], timed[7]
-    m, nxt = state
+    m, nxt, fails = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
         status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
@@ -420,11 +428,11 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     s, k = counts[1], 0
     saved_timed, saved_impulses = counts[3], counts[4]
     stop = s + chunk
-    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0)
+    status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), 0, batch)
     if status != _DONE:
         return status
     while True:
-        if k >= BATCH or s == counts[0] or s >= stop:
+        if k >= batch or s == counts[0] or s >= stop:
             status = flush(k, rows, row_words, slots, src, dst, rate, counts, pending)
             if status != _DONE:                     # take back the markings expanded since the last batch
                 counts[3], counts[4] = saved_timed, saved_impulses
@@ -438,11 +446,12 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
                 return _DONE
             if s >= stop:
                 return _CHUNK
-            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses)
+            status = _room(counts, rows, slots, src, timed_cols, imp_rows, len(base), impulses, batch)
             if status != _DONE:
                 return status
         for j in range(m.shape[0]):
             m[j] = rows[s, j]
+        failing(m, links, len(priority), len(base), fails)
         n_enabled = 0
         for a in range(len(base)):
             if not enabled(m, ptr, column, threshold, a):
@@ -465,6 +474,7 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
             for j in range(m.shape[0]):
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
+            may_enable(links, len(priority), len(base), a, fails, path[4])
             status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
                                  instant, gates, links, priority, path, pending)
             if status == _SPLIT:

@@ -5,7 +5,8 @@ The enabled activities of the highest priority are the choices (ties split by we
 single choice fires in a *run* as long as it stays the only one (:meth:`ActivityTable.run_lengths`
 answers the same for the NumPy engine). Both read the arrays of
 :mod:`spn.statespace.kernel_arrays`, and look at few activities: only those woken on the way from
-a tangible marking, each first through its sentinel test, and for a run only the rivals that read
+a tangible marking (less those a test failing there, on a place the timed firing leaves alone,
+keeps disabled), each first through its sentinel test, and for a run only the rivals that read
 what it changes.
 
 Numba caches each function with its own file: :mod:`spn.kernels` stamps this file with the
@@ -76,8 +77,16 @@ def run_length(m, a, instant, gates, links):
         return 1
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     stoppers = links[0]
+    n = len(ptr) - 1
+    for picked in (len(stoppers) - 3 * n, len(stoppers) - 6 * n):      # a's sentinel, its second test
+        t = np.uint64(picked + 3 * a)
+        column_t = np.uint64(stoppers[t])
+        if stoppers[t + np.uint64(1)] * (m[column_t] + delta[a, column_t]) < stoppers[t + np.uint64(2)]:
+            return 1                # (most firings: a fails one of its likeliest-failing tests after one)
     run = _window(m, ptr, column, threshold, delta[a], a)[1]
     for r in range(stoppers[a], stoppers[a + 1]):
+        if run <= 1:                # (most firings: a token moved on, a container handed out)
+            return 1
         lo, hi = _window(m, ptr, column, threshold, delta[a], stoppers[r])
         if lo < hi:
             run = min(run, max(lo, 1))
@@ -98,7 +107,7 @@ def choices(m, instant, gates, priority, links, woken, choice):
         return _gated_choices(m, instant, gates, priority, links, woken, choice)
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
     sentinels = links[0]
-    sentinel = len(sentinels) - 3 * len(priority)
+    sentinel = len(sentinels) - 3 * len(priority)       # (the last 3 n entries)
     n_choices, best, total = 0, -np.inf, 0.0
     for i in range(len(woken)):
         word = woken[i]
@@ -127,6 +136,38 @@ def choices(m, instant, gates, priority, links, woken, choice):
     return n_choices, total
 
 
+@_inlined
+def failing(m, links, n, n_timed, fails):
+    """Into ``fails``: the activities a timed firing may wake whose sentinel (row 0), and whose second
+    test (row 1), fail in tangible marking m (bit sets; see :func:`may_enable`). No branch on the tests:
+    their outcomes are hard to predict."""
+    tests, wakes = links[0], links[1]
+    second = len(tests) - 6 * n
+    sentinel = second + 3 * n
+    for i in range(wakes.shape[1]):
+        word = wakes[n + 3 * n_timed, i]
+        first, other = 0, 0
+        while word != 0:
+            bit = word & -word
+            t = np.uint64(3 * (64 * i + trailing_zeros(word)))
+            word ^= bit
+            s, u = np.uint64(sentinel) + t, np.uint64(second) + t
+            first |= bit * (tests[s + np.uint64(1)] * m[np.uint64(tests[s])] < tests[s + np.uint64(2)])
+            other |= bit * (tests[u + np.uint64(1)] * m[np.uint64(tests[u])] < tests[u + np.uint64(2)])
+        fails[0, i], fails[1, i] = first, other
+
+
+@_inlined
+def may_enable(links, n, n_timed, a, fails, woken):
+    """Into ``woken``: the activities timed activity a, fired from a tangible marking, may enable: those it
+    wakes, but those with a test that fails in the marking (``fails``, :func:`failing`) on a place a
+    leaves alone (such a test still fails after the firing)."""
+    wakes = links[1]
+    for i in range(wakes.shape[1]):
+        stay = (fails[0, i] & ~wakes[n + n_timed + a, i]) | (fails[1, i] & ~wakes[n + 2 * n_timed + a, i])
+        woken[i] = wakes[n + a, i] & ~stay
+
+
 @_compiled
 def _gated_choices(m, instant, gates, priority, links, woken, choice):
     """:func:`choices` where activities may have choice gates (kept out of the plain nets' loop,
@@ -134,7 +175,7 @@ def _gated_choices(m, instant, gates, priority, links, woken, choice):
     first, so the scan stops at the first below the enabled ones found."""
     ptr, column, threshold, base = instant[0], instant[1], instant[2], instant[4]
     sentinels = links[0]
-    sentinel = len(sentinels) - 3 * len(priority)
+    sentinel = len(sentinels) - 3 * len(priority)       # (the last 3 n entries)
     n_choices, best, total = 0, -np.inf, 0.0
     for i in range(len(woken)):
         word = woken[i]

@@ -6,7 +6,7 @@ row padded with zeros to a whole number of 64-bit words (:func:`row_width`). A l
 compared and copied a word at a time (:func:`words`: the same rows seen as 64-bit words): 12 words
 instead of 91 counts for the join of ``benchmarks/models/join.yaml``, where a state is landed on
 6.8 times on average. The pending landings are stored the same way, so that a batch of them
-(16,384) stays in cache while it is looked up.
+(128 KB of rows) stays in the core's cache while it is looked up.
 
 The table of markings is open addressing with linear probing: a slot holds a marking's id + 1
 beside a tag (high bits of the hash), so that most slots of other markings are passed over without

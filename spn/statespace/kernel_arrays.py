@@ -71,12 +71,14 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
     - ``links``: the *stoppers* of instantaneous activity a, ``links[links[a]:links[a + 1]]``: its
       rivals (``rivals[a, b]``: b may fire instead of a) that a wakes. Any other rival keeps, during a
       run of a, the state it has where the run starts: disabled, since a is then the only choice.
-      The last 3 n entries: each activity's sentinel test (:func:`pick_sentinels`);
+      The last 6 n entries: each activity's second test, then its sentinel test (:func:`pick_sentinels`);
     - ``wakes``: bit sets of instantaneous activities, 64 a word (activity b: bit b % 64 of word b // 64):
-      row a < n, those instantaneous activity a wakes; row n + t, those timed activity t wakes; the
-      last row, every activity. From a tangible marking (where none is enabled) only the activities
-      woken on the way there can be enabled. (A container handed out wakes no other allocation: it
-      lowers the pool they wait for.)
+      row a < n, those instantaneous activity a wakes; row n + t, those timed activity t wakes; rows
+      n + T + t and n + 2 T + t, those whose sentinel, and whose second test, read a place timed activity
+      t changes (:func:`pick_sentinels`); row n + 3 T, those any timed activity wakes; the last row,
+      every activity. From a tangible marking (where none is enabled) only the activities woken on the
+      way there can be enabled. (A container handed out wakes no other allocation: it lowers the pool
+      they wait for.)
 
     >>> from spn.net import Net, Place, InstantActivity, TimedActivity
     >>> from spn.statespace.activity_table import ActivityTable
@@ -88,7 +90,7 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
     >>> links, wakes = link_arrays(group_arrays(ActivityTable(net, net.timed)),
     ...                            group_arrays(ActivityTable(net, net.instant)), rivals, gate_arrays(net, net.instant, rivals))
     >>> [links[links[a]:links[a + 1]].tolist() for a in (0, 1)], wakes[:, 0].tolist()   # t wakes ab; ab wakes bc
-    ([[1], []], [2, 0, 1, 3])
+    ([[1], []], [2, 0, 1, 1, 1, 1, 3])
     """
     ptr, column, threshold, delta = instant[0], instant[1], instant[2], instant[3]
     n = len(ptr) - 1
@@ -111,32 +113,52 @@ def link_arrays(timed, instant, rivals: np.ndarray, gates):
         return [a for a in range(n) if rises[a] & up or falls[a] & down or reads[a] & (up | down)]
     stoppers = [[b for b in readers(delta[a]) if rivals[a, b]] for a in range(n)]
     starts = len(stoppers) + 1 + np.cumsum([0] + [len(x) for x in stoppers])
-    links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in stoppers], np.zeros(3 * n)]).astype(np.int64)
+    links = np.concatenate([starts, *[np.array(x, dtype=np.int64) for x in stoppers], np.zeros(6 * n)]).astype(np.int64)
+    by_timed = [readers(changes) for changes in timed[3]]
+    woken = [readers(changes) for changes in delta] + by_timed + [[]] * (2 * len(by_timed)) + \
+        [sorted(set().union(*by_timed))] + [range(n)]
+    wakes = bit_sets(woken, n)
     # until markings are seen, a test of a place many activities read (a gap, a pool) is taken to fail most
-    pick_sentinels(links, instant, np.bincount(column, minlength=max(column, default=0) + 1)[column])
-    woken = [readers(changes) for changes in delta] + [readers(changes) for changes in timed[3]] + [range(n)]
-    bits = np.zeros((len(woken), (n + 63) // 64 or 1), dtype=np.uint64)
-    for row, activities in enumerate(woken):
+    pick_sentinels((links, wakes), instant, timed[3], np.bincount(column, minlength=max(column, default=0) + 1)[column])
+    return links, wakes
+
+
+def bit_sets(rows, n: int) -> np.ndarray:
+    """Sets of activities among n as rows of bits, 64 a word (activity b: bit b % 64 of word b // 64)."""
+    bits = np.zeros((len(rows), (n + 63) // 64 or 1), dtype=np.uint64)
+    for row, activities in enumerate(rows):
         for b in activities:
             bits[row, b // 64] |= np.uint64(1) << np.uint64(b % 64)
-    return links, bits.view(np.int64)
+    return bits.view(np.int64)
 
 
-def pick_sentinels(links: np.ndarray, instant, failing: np.ndarray) -> None:
-    """Write into the last 3 n entries of ``links`` each instantaneous activity's *sentinel*: the arc test
-    of it most likely to fail (``failing``: a score per test), as (column, sign, bound), the test reading
-    ``sign * m[column] >= bound``. A scan for enabled activities looks at it first: most activities are
-    then rejected by one comparison. Which test is the sentinel changes only the speed."""
+def pick_sentinels(links, instant, timed_delta: np.ndarray, failing: np.ndarray) -> None:
+    """Write into the last 6 n entries of ``links[0]`` each instantaneous activity's *sentinel*, the arc test
+    of it most likely to fail (``failing``: a score per test), and its second test, the next most likely
+    (the sentinel again where it has one test), each as (column, sign, bound), the test reading
+    ``sign * m[column] >= bound``; and into ``links[1]``, per timed activity, the activities whose sentinel,
+    and whose second test, read a place it changes (:func:`link_arrays`). A scan for enabled activities
+    looks at the sentinel first: most activities are then rejected by one comparison. From a tangible
+    marking, an activity one of whose two tests fails there stays disabled after a timed firing that
+    leaves that test's place alone; and an activity that fails one of them after firing once fires once,
+    not in a run. Which tests are picked changes only the speed."""
     ptr, column, threshold = instant[0], instant[1], instant[2]
     n = len(ptr) - 1
-    sentinel = links[len(links) - 3 * n:].reshape(n, 3)
+    picked = links[0][len(links[0]) - 6 * n:].reshape(2, n, 3)      # second tests, sentinels
     for a in range(n):
         if ptr[a] == ptr[a + 1]:                # no test: always passes
-            sentinel[a] = (0, 0, 0)
+            picked[:, a] = (0, 0, 0)
             continue
-        t = ptr[a] + int(np.argmax(failing[ptr[a]:ptr[a + 1]]))
-        need = threshold[t]
-        sentinel[a] = (column[t], 1, need) if need > 0 else (column[t], -1, 1 + need)
+        ranked = ptr[a] + np.argsort(-failing[ptr[a]:ptr[a + 1]], kind="stable")
+        for which, t in ((1, ranked[0]), (0, ranked[min(1, len(ranked) - 1)])):
+            need = threshold[t]
+            picked[which, a] = (column[t], 1, need) if need > 0 else (column[t], -1, 1 + need)
+    n_timed = len(timed_delta)
+    changes = timed_delta != 0
+    for which, row in ((1, n + n_timed), (0, n + 2 * n_timed)):
+        tested = picked[which, :, 0]
+        links[1][row:row + n_timed] = bit_sets([np.flatnonzero(c[tested] & (picked[which, :, 1] != 0))
+                                                for c in changes], n)
 
 
 def failing_tests(instant, markings: np.ndarray) -> np.ndarray:
@@ -208,7 +230,8 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
     """Scratch arrays of the kernel, in small groups (a function gets only the groups it uses:
     passing large tuples of arrays to the functions called per firing slows them down a lot).
 
-    - the marking expanded and its successor;
+    - the marking expanded, its successor, and which activities fail their sentinel and their second
+      test in it (bit sets, as :func:`link_arrays`'s ``wakes``);
     - a path: the marking resolved, its instantaneous choices, the depth-first stack (``stack`` rows),
       and the activities woken on the way to the marking and to each one on the stack (bit sets,
       as :func:`link_arrays`'s ``wakes``);
@@ -216,8 +239,8 @@ def work_arrays(n_places: int, n_instant: int, stack: int, pending: int):
       slots (the markings themselves are stored as the rows are: :mod:`spn.statespace.compiled_landing`);
     - the levels: a successor, the table that merges equal markings, two levels of markings.
     """
-    state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64))
     words = (n_instant + 63) // 64 or 1
+    state = (np.empty(n_places, np.int64), np.empty(n_places, np.int64), np.empty((2, words), np.int64))
     path = (np.empty(n_places, np.int64), np.empty(n_instant, np.int64),
             np.empty((stack, n_places), np.int64), np.empty(stack), np.empty(words, np.int64),
             np.empty((stack, words), np.int64))
