@@ -83,8 +83,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         q52 = None if args.quick else fitted_q52(Path(tmp))
         if q52:
-            questions += [("TPC-DS Q52 fitted from a 3-executor log, 20 users, fifo", q52,
-                           ["workload.users=20", "scheduler.policy=fifo"])]
+            questions += [("TPC-DS Q52 fitted from a 3-executor log, 20 users thinking 600 s, fifo", q52,
+                           ["workload.users=20", "workload.think_time=600", "scheduler.policy=fifo"])]
         timed(MAPREDUCE, [*PAPER, "scheduler.policy=fifo"], "decomposition", 1.0)   # loads the kernels
         print(f"load average at the start: {os.getloadavg()[0]:.2f}\n")
         print("| question | decomposition R (s) [interval] | its error | wall / CPU s | simulation R (s) "
@@ -98,7 +98,7 @@ def main() -> None:
             print(f"| {label} | {d.mean_execution_time:.5g} [{d.interval[0]:.5g}, {d.interval[1]:.5g}] "
                   f"| ±{100 * d.report.error_bound:.2g} % | {dw:.2f} / {dc:.2f} "
                   f"| {s.mean_execution_time:.5g} [{s.interval[0]:.5g}, {s.interval[1]:.5g}] "
-                  f"| {sw:.2f} / {sc:.2f} | {sc / max(dc, 1e-9):.0f}x | {'yes' if overlap else 'no'} |", flush=True)
+                  f"| {sw:.2f} / {sc:.2f} | {sc / max(dc, 1e-9):.2g}x | {'yes' if overlap else 'no'} |", flush=True)
 
 
 if __name__ == "__main__":
