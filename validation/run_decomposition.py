@@ -107,25 +107,31 @@ def think_time_for(point: dict) -> float:
     return float(np.round(max(z, 0.01 * alone), 3))
 
 
-def reference(desc, cache: dict | None) -> dict:
-    """The simulated R (its half-width, the utilisation, seconds, replications) of ``desc``: from ``cache``
-    when it holds this very description (its repr, but for the file it came from), else simulated (and
-    stored in ``cache``)."""
-    from spn.simulation.runner import simulate_description
-
+def cached(desc, cache: dict | None, simulate) -> dict:
+    """``simulate()``'s answer for ``desc``: from ``cache`` when it holds this very description (its repr,
+    but for the file it came from), else simulated (and stored in ``cache``)."""
     key = repr(dataclasses.replace(desc, source=""))
     if cache is not None and key in cache:
         return cache[key]
-    started = time.perf_counter()
-    sim = simulate_description(desc, engine="compiled", seed=20261127, replications=20, confidence=0.95,
-                               rel_precision=REFERENCE_PRECISION, max_replications=100_000,
-                               max_seconds=REFERENCE_SECONDS)
-    r = sim.mean_execution_time
-    out = {"ref": r.value, "ref_half": (r.ci_high - r.ci_low) / 2, "U": sim.utilization.value,
-           "sim_s": time.perf_counter() - started, "sim_replications": sim.replications}
+    out = simulate()
     if cache is not None:
         cache[key] = out
     return out
+
+
+def reference(desc, cache: dict | None) -> dict:
+    """The simulated R (its half-width, the utilisation, seconds, replications) of ``desc`` (:func:`cached`)."""
+    from spn.simulation.runner import simulate_description
+
+    def simulate():
+        started = time.perf_counter()
+        sim = simulate_description(desc, engine="compiled", seed=20261127, replications=20, confidence=0.95,
+                                   rel_precision=REFERENCE_PRECISION, max_replications=100_000,
+                                   max_seconds=REFERENCE_SECONDS)
+        r = sim.mean_execution_time
+        return {"ref": r.value, "ref_half": (r.ci_high - r.ci_low) / 2, "U": sim.utilization.value,
+                "sim_s": time.perf_counter() - started, "sim_replications": sim.replications}
+    return cached(desc, cache, simulate)
 
 
 def evaluate_point(desc, cache: dict | None = None) -> dict:
@@ -148,20 +154,16 @@ def percentile_reference(desc, cache: dict | None) -> dict:
     """The simulated percentiles (and their half-widths) of ``desc``, as :func:`reference` does the mean."""
     from spn.simulation.runner import simulate_description
 
-    key = repr(dataclasses.replace(desc, source=""))
-    if cache is not None and key in cache:
-        return cache[key]
-    started = time.perf_counter()
-    sim = simulate_description(desc, engine="compiled", seed=20261128, replications=20, confidence=0.95,
-                               rel_precision=REFERENCE_PRECISION, max_replications=100_000,
-                               max_seconds=PERCENTILE_SECONDS, job_times=True)
-    table = sim.percentiles(PERCENTILES)
-    out = {"ref": {f"{q:g}": e.value for q, e in table.items()},
-           "ref_half": {f"{q:g}": (e.ci_high - e.ci_low) / 2 for q, e in table.items()},
-           "sim_s": time.perf_counter() - started, "jobs": int(len(sim.job_times))}
-    if cache is not None:
-        cache[key] = out
-    return out
+    def simulate():
+        started = time.perf_counter()
+        sim = simulate_description(desc, engine="compiled", seed=20261128, replications=20, confidence=0.95,
+                                   rel_precision=REFERENCE_PRECISION, max_replications=100_000,
+                                   max_seconds=PERCENTILE_SECONDS, job_times=True)
+        table = sim.percentiles(PERCENTILES)
+        return {"ref": {f"{q:g}": e.value for q, e in table.items()},
+                "ref_half": {f"{q:g}": (e.ci_high - e.ci_low) / 2 for q, e in table.items()},
+                "sim_s": time.perf_counter() - started, "jobs": int(len(sim.job_times))}
+    return cached(desc, cache, simulate)
 
 
 def evaluate_percentiles(desc, cache: dict | None = None) -> dict:
