@@ -69,6 +69,7 @@ def mixed():
                    {"name": "bi", "capacity": 0.75, "policy": "fair"}]})
 
 
+@pytest.mark.slow     # two simulators run long enough to agree: 10-20 s
 def test_the_net_and_the_queue_simulator_agree_on_erlang_tasks_and_mixed_queue_policies():
     exact = solve_description(mixed())
     simulated = simulate_description(mixed(), engine="cluster", seed=5, confidence=0.99, rel_precision=0.004)

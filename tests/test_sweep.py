@@ -320,6 +320,7 @@ def dask_scheduler(tmp_path_factory):
             log.close()
 
 
+@pytest.mark.slow     # a Dask scheduler and local workers started: 10-20 s
 def test_sweep_on_a_dask_scheduler_equals_local_workers(tmp_path, dask_scheduler, capsys):
     remote, local = tmp_path / "remote.csv", tmp_path / "local.csv"
     common = ["sweep", EXAMPLE, *WIDE_GRID, "--percentiles", "50,95", "--deadline", "30", "--json"]
