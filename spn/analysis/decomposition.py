@@ -401,8 +401,13 @@ class _Replications:
         return self.events / len(self.busy)
 
     def relative_half_width(self) -> float:
-        x, half = _ratio(self.busy, self.durations)
-        return half / x
+        return self.estimate().rel_half_width
+
+    def estimate(self):
+        """Σ busy / Σ durations over the replications, with its 95 % Student t interval (delta method)."""
+        from spn.simulation.statistics import ratio_estimate
+
+        return ratio_estimate(self.busy, self.durations)
 
     def extend(self, precision: float) -> Throughput:
         """X(k) after as many long replications as Stein's rule asks (from the pilot) for ``precision``:
@@ -413,23 +418,8 @@ class _Replications:
         return self.throughput()
 
     def throughput(self) -> Throughput:
-        x, half = _ratio(self.busy, self.durations)
-        return Throughput(self.k, x, max(x - half, 1e-300), x + half, "simulation", self.jobs)
-
-
-def _ratio(numerators, denominators) -> tuple[float, float]:
-    """Σ a / Σ b and the half-width of its 95 % Student t interval (delta method).
-
-    >>> [round(v, 6) for v in _ratio([1.0, 1.2, 0.8], [1.0, 1.0, 1.0])]
-    [1.0, 0.496828]
-    """
-    from spn.simulation.statistics import t_quantile
-
-    a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
-    n = a.size
-    x = a.sum() / b.sum()
-    half = t_quantile(0.95, n - 1) * np.std(a - x * b, ddof=1) / (math.sqrt(n) * b.mean())
-    return float(x), float(half)
+        x = self.estimate()
+        return Throughput(self.k, x.value, max(x.ci_low, 1e-300), x.ci_high, "simulation", self.jobs)
 
 
 def _rates(curve: tuple, N: int, pick: str, bound: float) -> np.ndarray:
