@@ -42,6 +42,7 @@ __all__ = ["PredictionInterval", "prediction_interval", "fewest_errors", "spread
 LEVEL = 0.90
 #: the validation backtests' relative errors (written by validation/run_backtest.py, never by hand)
 DEFAULT_ERRORS_FILE = Path(__file__).with_name("backtest_errors.json")
+#: how far a rank computed in floats may miss the whole number it is in exact arithmetic (1 - 0.9 is not 0.1)
 _ROUNDING = 1e-9
 
 
