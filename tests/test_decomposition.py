@@ -4,13 +4,12 @@ Exact where the theory says so (one user; one exponential task per job, an M/M/C
 exact; within its stated error of the exact chain on small nets; refused outside its assumptions.
 """
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
 from spn.analysis.chains import birth_death, deal, fair_shares, fair_stages, oldest_two, stage_counts
-from spn.analysis.decomposition import _alone_in_series, decompose, not_applicable, throughput_curve
+from spn.analysis.decomposition import TooCoarse, decompose, not_applicable
+from spn.analysis.throughput import PilotCurve
 from spn.description import load_description, parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition
@@ -85,32 +84,6 @@ def test_one_user_is_exact(policy):
     assert d.model_error == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize("containers", [1, 3, 8])
-def test_a_job_alone_in_series_with_exponential_tasks_is_a_closed_form(containers):
-    # a phase of n tasks on c containers: n − c ends at rate c μ, then c, c − 1, ..., 1 times μ; the
-    # exact chain's tagged job has the same mean and spread, and X(1) needs no chain
-    desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 2.0},
-                              "cluster": {"containers": containers}, "scheduler": {"policy": "fifo"},
-                              "phases": [{"name": "a", "tasks": 5, "task_time": 1.0},
-                                         {"name": "d", "tasks": 2, "task_time": 0.5, "kind": "driver"},
-                                         {"name": "b", "tasks": 2, "task_time": 2.0, "distribution": "exponential"}],
-                              "edges": [["a", "d"], ["d", "b"]]})
-    exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50,)))
-    law = exact.details["execution_time_distribution"]
-    mean, variance = _alone_in_series(desc)
-    assert mean == pytest.approx(law["mean"], rel=1e-9) and variance ** 0.5 == pytest.approx(law["std"], rel=1e-6)
-    several = replace(desc, workload=replace(desc.workload, users=3))
-    assert throughput_curve(several)[0].value == pytest.approx(1 / mean, rel=1e-12)
-
-
-def test_a_job_not_in_series_or_not_exponential_has_no_closed_form():
-    one = {"name": "a", "tasks": 3, "task_time": 1.0}
-    assert _alone_in_series(_desc(1, 1.0, 2, [one, dict(one, name="b"), dict(one, name="c")],
-                                  [("a", "c"), ("b", "c")])) is None
-    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, shape=2)])) is None
-    assert _alone_in_series(_desc(1, 1.0, 2, [dict(one, distribution="deterministic")])) is None
-
-
 # --------------------------------------------------------------------------- within its error elsewhere
 @pytest.mark.parametrize("policy", ["fifo", "fair"])
 @pytest.mark.parametrize("users, think", [(2, 3.0), (3, 6.0)])
@@ -123,30 +96,6 @@ def test_it_is_within_its_stated_error_of_the_exact_chain_on_small_nets(policy, 
     assert d.low - 1e-9 <= exact <= d.high + 1e-9
     assert abs(d.mean - exact) / exact < 0.05
     assert d.utilization == pytest.approx(d.throughput * (3 * 1.0 + 2 * 1.5) / 2, rel=1e-12)
-
-
-def test_simulated_throughputs_carry_intervals_that_cover_the_exact_ones():
-    desc = _desc(3, 2.0, 2, [{"name": "p", "tasks": 4, "task_time": 1.0, "shape": 2}])
-    exact = throughput_curve(desc)
-    import spn.analysis.decomposition as decomposition
-
-    saved = decomposition.EXACT_STATES
-    decomposition.EXACT_STATES = 0          # every X(k) simulated
-    try:
-        simulated = throughput_curve(desc, seed=3)
-    finally:
-        decomposition.EXACT_STATES = saved
-    assert [x.source for x in simulated] == ["simulation"] * len(simulated)
-    for e, s in zip(exact, simulated):
-        assert s.low * (1 - 1e-9) <= e.value <= s.high * (1 + 1e-9) and (s.high - s.low) / s.value < 0.02
-
-
-def test_the_containers_bound_is_never_passed_and_the_curve_stops_there():
-    desc = _desc(40, 1.0, 4, [{"name": "p", "tasks": 20, "task_time": 1.0, "shape": 3}])
-    curve = throughput_curve(desc, seed=1)
-    bound = 4 / 20.0
-    assert curve[-1].k < 40 and curve[-1].low >= 0.99 * bound
-    assert all(x.value <= bound * 1.002 for x in curve)
 
 
 def test_one_seed_gives_one_answer():
@@ -185,6 +134,22 @@ def test_the_pipeline_names_it_and_its_error():
     assert out["method"] == "decomposition" and out["interval_kind"].startswith("numerical")
     assert out["low"] <= out["mean_execution_time"] <= out["high"]
     assert "decomposition" in result.summary()
+
+
+def test_it_gives_up_before_running_x_k_further_when_its_model_error_alone_is_too_wide(monkeypatch):
+    # X(k) simulated (200 tasks on 40 containers); the fifo and processor-sharing chains differ by about 1 %
+    desc = _desc(30, 10.0, 40, [{"name": "p", "tasks": 200, "task_time": 1.0, "shape": 2}])
+    answer = decompose(desc, seed=1)
+    assert any(x.source == "simulation" for x in answer.curve) and answer.model_error > 0
+    # where the answer is within a precision, the early check lets it through
+    assert decompose(desc, seed=1, give_up_past=answer.error_bound).mean == answer.mean
+    monkeypatch.setattr(PilotCurve, "refine", lambda *args, **kwargs: pytest.fail("X(k) were run further"))
+    with pytest.raises(TooCoarse, match=r"model error of the mean, \+/- .* wider than the precision asked"):
+        decompose(desc, seed=1, give_up_past=0.2 * answer.model_error / answer.mean)
+    # the pipeline says why and lets the simulation answer
+    result = evaluate_description(desc, budget=Budget(rel_precision=0.2 * answer.model_error / answer.mean,
+                                                      max_seconds=2.0))
+    assert result.method == "simulation" and "not decomposition: its model error of the mean" in result.reason
 
 
 @pytest.mark.parametrize("users, containers, tasks, shape, think", [
@@ -265,31 +230,3 @@ def test_several_rates_share_one_factorisation_and_give_what_separate_solves_giv
     assert together == pytest.approx([fair_shares(12, 3.0, x, 3, 4) for x in rows], rel=1e-9)
 
 
-def test_the_monotone_cubic_is_scipys_pchip():
-    from scipy.interpolate import PchipInterpolator
-
-    from spn.analysis.decomposition import _pchip
-
-    rng = np.random.default_rng(0)
-    for trial in range(300):
-        n = int(rng.integers(2, 12))
-        x = np.sort(rng.choice(np.arange(1, 600), n, replace=False)).astype(float)
-        y = np.sort(rng.uniform(0, 1, n)) if trial % 2 else rng.uniform(0, 1, n)   # monotone, and not
-        if trial % 5 == 0:
-            y[rng.integers(n)] = y[0]                                             # flat pieces
-        at = np.linspace(x[0], x[-1], 97)
-        assert np.allclose(_pchip(x, y, at), PchipInterpolator(x, y)(at), rtol=0, atol=1e-12)
-
-
-def test_an_x_k_the_users_seldom_reach_keeps_its_pilot(monkeypatch):
-    # 30 users who hardly think on 4 containers: R hangs on the saturated X(3) alone, and X(1), X(2)
-    # keep their pilots (3 short replications of 334 jobs: 2,000 task ends); thinking long, the users
-    # seldom have 3 jobs in: X(1) and X(2) make R and are run further
-    import spn.analysis.decomposition as decomposition
-
-    monkeypatch.setattr(decomposition, "EXACT_STATES", 0)       # every X(k) simulated
-    phases = [{"name": "p", "tasks": 6, "task_time": 1.0, "shape": 2}]
-    busy = throughput_curve(_desc(30, 0.1, 4, phases), seed=2)
-    assert [x.k for x in busy] == [1, 2, 3] and [x.jobs for x in busy[:2]] == [3 * 334] * 2
-    idle = throughput_curve(_desc(30, 200.0, 4, phases), seed=2)
-    assert all(x.jobs > 3 * 334 for x in idle[:2])

@@ -20,7 +20,7 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["birth_death", "oldest_two", "oldest_two_stationary", "stage_counts", "fair_shares", "deal", "fair_stages",
+__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "stage_counts", "fair_shares", "deal", "fair_stages",
            "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
 
 #: Erlang stages of the oldest job's progress in the fifo chain, at most
@@ -35,6 +35,15 @@ MAX_FILL = 16_000_000
 FAIR_WORK = 100_000_000
 #: refinements of a chain's solution by the LU of a chain near it, at most (then it is factorised)
 REFINE_STEPS = 30
+
+
+def response(N: int, Z: float, x: float) -> float:
+    """R of N users thinking Z s whose jobs complete at x per second (Little: N = X (R + Z)).
+
+    >>> response(4, 2.0, 1.0)
+    2.0
+    """
+    return max(N / x - Z, 0.0)
 
 
 def birth_death(N: int, Z: float, rates) -> float:

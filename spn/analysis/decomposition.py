@@ -4,12 +4,7 @@ The cluster with k jobs always present (a job that ends is replaced at once) com
 jobs per second. The closed system of N users thinking Z seconds is then reduced to a small
 chain over the number n of jobs in the cluster (docs/design.md §5.8):
 
-- X(k) comes from the exact chain of the job-identity net with k users whose think time is
-  negligible, where that chain is small (:data:`EXACT_STATES`; X(1) in closed form where the phases
-  run in series with exponential tasks), else from short runs of the compiled cluster simulator
-  (:mod:`spn.simulation.cluster_compiled`) with k users and no think time, each run as far as R
-  needs it, on a grid of k (1, 2, 3, 4, 6, 8, 12, ...) that stops where X(k) reaches the containers'
-  bound C / W (W the mean container-seconds of a job), interpolated between (monotone cubic);
+- X(k) is measured on a grid of k and interpolated (:mod:`spn.analysis.throughput`);
 - ``fifo`` serves the jobs in order: the oldest job runs as if alone, and the job behind it
   takes what the older one leaves. The chain follows the progress of the two oldest jobs in
   Erlang stages (the oldest in r, from the squared coefficient of variation of a job's time
@@ -51,56 +46,29 @@ job alone's Erlang law in the chain and its own).
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two_stationary,
-                                 stage_counts)
-from spn.exceptions import ModelError, SpnError, StateSpaceLimitError
+from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two, oldest_two_stationary,
+                                 response, stage_counts)
+from spn.analysis.throughput import (POLICIES, X_PRECISION, alone_in_series, job_work, pilot_curve, series_rates,
+                                     throughput_at, with_users)
+from spn.exceptions import ModelError, SpnError
 
-__all__ = ["Decomposition", "Throughput", "decompose", "not_applicable", "distribution_refused", "throughput_curve",
-           "job_stages", "alone_law", "work_stages", "EXACT_STATES", "POLICIES"]
+__all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages", "alone_law",
+           "work_stages"]
 
-#: the policies it models (gate: see :func:`not_applicable`)
-POLICIES = ("fifo", "fair")
-#: the numbers of jobs at which X(k) is measured (then every k up to N is interpolated)
-GRID = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-#: tangible states up to which X(k) comes from the exact chain (explored and solved in well under a second)
-EXACT_STATES = 5_000
-#: the think time of the exact chains of k users, relative to a job's work per container (a job is resubmitted
-#: at once; two such chains extrapolate to none)
-INSTANT = 1e-6
-#: R's precision from the simulated X(k): what each X(k) run to this relative half-width of its 95 %
-#: interval would give; each is run as far as its weight in R asks (:func:`_precisions`)
-X_PRECISION = 0.002
-#: X(k) within this fraction of the containers' bound C / W: the curve is flat from there on
-SATURATED = 0.998
+#: how far the model's error from the pilots' X(k) must pass the precision asked before the decomposition
+#: gives up on it (their X(k) are within a few per cent; the gap moves less)
+PILOT_MARGIN = 1.25
 #: jobs alone simulated for the coefficient of variation of a job's time (its stages)
 ALONE_JOBS = 400
-#: replications of each simulated X(k): a short pilot, then what Stein's rule asks for its precision, at
-#: most this many long ones
-PILOT, MAX_REPLICATIONS = 3, 8
-#: the jobs a long replication of X(k) measures, per job of its warm-up (k + 5): the warm-up is a fifth of
-#: the run (it is up to 40 % of a pilot's, max(2k, 10) jobs measured: on g18's X(4) of
-#: docs/decomposition.md, the variance times the events of a replication fell 4.6-fold, on four other
-#: points 1.6-2.2-fold)
-MEASURED_PER_WARMUP = 4
 
 
-@dataclass(frozen=True)
-class Throughput:
-    """X(k): ``value`` jobs/s with ``k`` jobs always present, its 95 % interval (``low``, ``high``;
-    equal when ``source`` is ``exact``), and the ``jobs`` simulated for it."""
-
-    k: int
-    value: float
-    low: float
-    high: float
-    source: str
-    jobs: int = 0
+class TooCoarse(ModelError):
+    """The decomposition's model error alone is wider than the precision asked."""
 
 
 @dataclass(frozen=True)
@@ -196,30 +164,35 @@ def distribution_refused(desc) -> str | None:
 
 
 def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: float = X_PRECISION,
-              distribution: bool = False) -> Decomposition:
+              distribution: bool = False, give_up_past: float | None = None) -> Decomposition:
     """R, X and U of ``desc`` by the decomposition; raises :class:`ModelError` where it does not apply,
     :class:`SpnError` when X(k) could not be measured within ``max_seconds`` (None: no limit). ``seed``
     makes the simulations of X(k) repeatable (their length does not depend on the clock).
-    ``distribution``: also a job's execution-time law (``passages``; fifo only, else :class:`ModelError`)."""
+    ``distribution``: also a job's execution-time law (``passages``; fifo only, else :class:`ModelError`).
+    ``give_up_past``: a relative half-width; where the model's error alone, from the pilots of X(k), is
+    past it, :class:`TooCoarse` before the X(k) are run further (their precision could not narrow it)."""
     why = not_applicable(desc) or (distribution_refused(desc) if distribution else None)
     if why:
         raise ModelError(f"the decomposition does not apply: {why}")
     started = time.perf_counter()
     deadline = None if max_seconds is None else started + max_seconds
     N, Z, C = desc.workload.users, desc.workload.think_time, desc.cluster.containers
-    work = _work(desc)
-    curve = throughput_curve(desc, seed=seed, deadline=deadline, precision=precision)
+    work = job_work(desc)
+    pilot = pilot_curve(desc, seed=seed, deadline=deadline)
     # one user's R is exact whatever the stages; its law is the Erlang of a job's
     job = job_stages(desc, seed=seed) if N > 1 or distribution else 1
     stages, second = stage_counts(job, N)
+    if give_up_past is not None and pilot.runs:
+        _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past)
+    curve = pilot.refine(precision)
     policy = desc.scheduler.policy
     fair = policy == "fair"
     work_r = work_stages(desc) if N > 1 else 1
 
     # the policy's chain with X(k) at its values, low and high ends (lower throughputs, longer times):
     # one chain, three rates, one LU
-    rates = np.array([_rates(curve, N, pick, C / work) for pick in ("value", "low", "high")])
-    r_bd = _response(N, Z, birth_death(N, Z, rates[0]))
+    rates = np.array([throughput_at(curve, N, pick, C / work) for pick in ("value", "low", "high")])
+    r_bd = response(N, Z, birth_death(N, Z, rates[0]))
     solved = oldest_two_stationary(N, Z, rates if not fair else rates[:1], stages, second)
     fifo = np.maximum(N / np.array([x for x, _ in solved]) - Z, 0.0)
     r_fifo = float(fifo[0])
@@ -249,233 +222,23 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
                          seconds=time.perf_counter() - started, passages=passages)
 
 
-def _response(N: int, Z: float, x: float) -> float:
-    return max(N / x - Z, 0.0)
-
-
-def _work(desc) -> float:
-    """W: the mean container-seconds of one job (its driver phases hold none)."""
-    from spn.description.model import container_seconds
-
-    return container_seconds(desc.phases)
-
-
-def _with_users(desc, k: int, think_time: float):
-    return replace(desc, workload=replace(desc.workload, users=k, think_time=think_time))
-
-
-def throughput_curve(desc, *, seed=0, deadline: float | None = None, precision: float = X_PRECISION) -> tuple:
-    """X(k) on the grid (:data:`GRID` up to N, and N), exact where the chain of k users is small, else
-    simulated; it stops where X(k) reaches :data:`SATURATED` of the containers' bound C / W.
-
-    A simulated X(k) first has a pilot of :data:`PILOT` replications at every grid point; then each is
-    run to the precision its share of R's asks (:func:`_precisions`): an X(k) at a number of jobs the
-    users seldom reach moves R little and keeps its pilot, so that R's interval from the X(k) is what
-    ``precision`` at every point would give, at a fraction of the replications."""
-    N, C = desc.workload.users, desc.cluster.containers
-    bound = C / _work(desc)
-    ks = sorted({k for k in GRID if k < N} | {N})
-    exact = desc.scheduler.policy in POLICIES and all(p.distribution in ("erlang", "exponential") for p in desc.phases)
-    rng = np.random.default_rng(seed)
-    curve, runs = [], {}
-    for k in ks:
-        point = _exact_throughput(desc, k) if exact else None
-        if point is None:
-            exact = False       # larger k have larger chains
-            runs[k] = _Replications(desc, k, rng, deadline)
-            point = runs[k].throughput()
-        curve.append(point)
-        if point.low >= SATURATED * bound:
-            break
-    if runs:
-        wanted = _precisions(desc, curve, runs, precision)
-        for i, point in enumerate(curve):
-            if point.k in runs:
-                curve[i] = runs[point.k].extend(wanted[point.k])
-    return tuple(curve)
-
-
-def _precisions(desc, curve: list, runs: dict, precision: float) -> dict:
-    """The relative half-width each simulated X(k) is run to: R's, propagated from them to first order,
-    as if every one were at ``precision``, for the fewest replications.
-
-    w_k, the elasticity of R to X(k) (the birth-death chain, X(k) of the pilots), weighs each; X(k) at
-    precision p_k costs about h_k² c_k / p_k² (h_k its pilot's relative half-width, c_k the events of a
-    replication), so the cheapest p_k with Σ w_k p_k = precision · Σ w_k (Lagrange) are proportional to
-    (h_k² c_k / w_k)^(1/3). An X(k) that does not move R (w_k ≈ 0) keeps its pilot."""
-    N, Z = desc.workload.users, desc.workload.think_time
-    simulated = [x.k for x in curve if x.k in runs]
-    if Z <= 0 or N == 1:
-        return {k: precision for k in simulated}
-    bound = desc.cluster.containers / _work(desc)
-
-    def response(points) -> float:
-        return _response(N, Z, birth_death(N, Z, _rates(tuple(points), N, "value", bound)))
-
-    base, h = response(curve), 1e-4
-    if base <= 0:
-        return {k: precision for k in simulated}
-    weight = {}
-    for i, x in enumerate(curve):
-        if x.k in runs:
-            moved = curve[:i] + [replace(x, value=x.value * (1 + h))] + curve[i + 1:]
-            weight[x.k] = abs(response(moved) - base) / (base * h)
-    budget = precision * sum(weight.values())
-    cost = {k: max(runs[k].relative_half_width(), 1e-12) ** 2 * runs[k].events_per_run / max(weight[k], 1e-300)
-            for k in simulated}
-    share = {k: cost[k] ** (1 / 3) for k in simulated}
-    scale = budget / max(sum(weight[k] * share[k] for k in simulated), 1e-300)
-    return {k: scale * share[k] if weight[k] > 1e-9 * sum(weight.values()) else math.inf for k in simulated}
-
-
-def _exact_throughput(desc, k: int) -> Throughput | None:
-    """X(k) from the exact chains of k users whose think time ε is negligible, or None when they are not small
-    (X(1) from :func:`_alone_in_series` where it applies).
-
-    R(ε) = R(0) + O(ε): two chains, at ε and 2ε, give R(0) = 2 R(ε) − R(2ε) + O(ε²) (ε = :data:`INSTANT`
-    of a job's work per container, so that the chains stay well conditioned and the bias is ~1e-12)."""
-    if k == 1 and (alone := _alone_in_series(desc)) is not None:
-        x = 1.0 / alone[0]
-        return Throughput(k, x, x, x, "exact")
-    from spn.analysis.choice import state_space_lower_bound
-
-    epsilon = INSTANT * _work(desc) / desc.cluster.containers
-    if state_space_lower_bound(_with_users(desc, k, epsilon)) > EXACT_STATES:
-        return None
-    from spn.analysis.solve import solve_application     # the nets and solvers: only for a small chain
-
-    times = []
-    # one job alone takes the same time whatever the think time: one chain is exact
-    for think in (epsilon,) if k == 1 else (epsilon, 2 * epsilon):
-        try:        # bounded by its size alone, so that the answer does not depend on the machine's load
-            solution = solve_application(_with_users(desc, k, think), method="direct", max_states=EXACT_STATES)
-        except StateSpaceLimitError:
-            return None
-        times.append(solution.report.measures.mean_execution_time)   # E[jobs not thinking] / X
-    x = k / (2 * times[0] - times[1] if k > 1 else times[0])
-    return Throughput(k, x, x, x, "exact")
-
-
-class _Replications:
-    """X(k) from replications of the compiled cluster simulator with k users and no think time.
-
-    Estimated as busy container-seconds / (W · time) (every job brings W container-seconds on average,
-    so this is X by the utilisation law): jobs that end together, as under fair, make the count of
-    completions in a window jumpy, and the busy time is not. A ratio estimator over the replications
-    (independent, of two lengths: its delta-method variance holds for unequal ones), with a Student t
-    interval. When made, a pilot of :data:`PILOT` short replications (max(2k, 10) jobs measured after
-    k + 5 of warm-up: an X(k) that keeps its pilot costs little); then (:meth:`extend`) as many long
-    ones (:data:`MEASURED_PER_WARMUP`) as Stein's rule asks for a precision, in jobs measured (at most
-    :data:`MAX_REPLICATIONS`), so that one seed gives one answer whatever the machine's load. Past
-    ``deadline`` (a :func:`time.perf_counter` instant), :class:`SpnError`."""
-
-    def __init__(self, desc, k: int, rng, deadline: float | None):
-        from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
-
-        if not compiled_cluster_ready():
-            raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-        self.k, self.rng, self.deadline = k, rng, deadline
-        self.sim = CompiledClusterSimulator(_with_users(desc, k, 0.0))
-        self.work = _work(desc)
-        tasks = sum(p.tasks for p in desc.phases)
-        short = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
-        self.long = max(MEASURED_PER_WARMUP * (k + 5), short)
-        self.busy, self.durations, self.jobs, self.events = [], [], 0, 0
-        self._run(PILOT, short)
-
-    def _run(self, replications: int, length: int) -> None:
-        from spn.simulation.distributions import SimulationTimeout
-
-        for _ in range(replications):
-            try:
-                rep = self.sim.run(self.rng, warmup=self.k + 5, length=length, deadline=self.deadline)
-            except SimulationTimeout:
-                raise SpnError(f"simulating X({self.k}) took longer than the time given") from None
-            self.busy.append(rep.busy_area / self.work)
-            self.durations.append(rep.duration)
-            self.jobs += rep.completions
-            self.events += rep.events
-
-    @property
-    def events_per_run(self) -> float:
-        return self.events / len(self.busy)
-
-    def relative_half_width(self) -> float:
-        return self.estimate().rel_half_width
-
-    def estimate(self):
-        """Σ busy / Σ durations over the replications, with its 95 % Student t interval (delta method)."""
-        from spn.simulation.statistics import ratio_estimate
-
-        return ratio_estimate(self.busy, self.durations)
-
-    def extend(self, precision: float) -> Throughput:
-        """X(k) after as many long replications as Stein's rule asks (from the pilot) for ``precision``:
-        the jobs measured grow as the square of the half-width's ratio to it."""
-        if math.isfinite(precision):
-            wanted = self.jobs * (self.relative_half_width() / precision) ** 2
-            self._run(min(MAX_REPLICATIONS, max(0, math.ceil((wanted - self.jobs) / self.long))), self.long)
-        return self.throughput()
-
-    def throughput(self) -> Throughput:
-        x = self.estimate()
-        return Throughput(self.k, x.value, max(x.ci_low, 1e-300), x.ci_high, "simulation", self.jobs)
-
-
-def _rates(curve: tuple, N: int, pick: str, bound: float) -> np.ndarray:
-    """X(0..N): 0, then the curve's ``pick`` (value, low, high) at every k, interpolated between the grid
-    points by a monotone cubic; past the last one (saturated) flat, and ``high`` the containers' bound."""
-    ks = np.array([x.k for x in curve], dtype=float)
-    xs = np.array([getattr(x, pick) for x in curve])
-    out = np.zeros(N + 1)
-    k = np.arange(1, N + 1, dtype=float)
-    if len(ks) == 1:
-        out[1:] = xs[0]
-    else:
-        out[1:] = _pchip(ks, xs, np.minimum(k, ks[-1]))
-    past = k > ks[-1]
-    out[1:][past] = max(bound, xs[-1]) if pick == "high" else xs[-1]
-    return out
-
-
-def _pchip(x: np.ndarray, y: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The monotone cubic through (x, y) at ``at`` (within x): scipy's PchipInterpolator (Fritsch-Butland
-    slopes, its end conditions), without importing scipy.interpolate (0.3 s of a CLI answer).
-
-    >>> _pchip(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 2.5]), np.array([1.0, 1.5, 3.0, 4.0])).round(6).tolist()
-    [1.0, 1.602679, 2.357143, 2.5]
-    """
-    h, m = np.diff(x), np.diff(y) / np.diff(x)
-    d = np.zeros_like(y)
-    if len(x) == 2:
-        d[:] = m[0]
-    else:
-        w1, w2 = 2 * h[1:] + h[:-1], h[1:] + 2 * h[:-1]
-        same = (np.sign(m[1:]) * np.sign(m[:-1]) > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inner = (w1 + w2) / (w1 / m[:-1] + w2 / m[1:])
-        d[1:-1] = np.where(same, inner, 0.0)
-        d[0], d[-1] = _pchip_end(h[0], h[1], m[0], m[1]), _pchip_end(h[-1], h[-2], m[-1], m[-2])
-    i = np.clip(np.searchsorted(x, at, side="right") - 1, 0, len(x) - 2)
-    t = (at - x[i]) / h[i]
-    return (y[i] * (1 + 2 * t) * (1 - t) ** 2 + y[i + 1] * t ** 2 * (3 - 2 * t)
-            + h[i] * (d[i] * t * (1 - t) ** 2 - d[i + 1] * t ** 2 * (1 - t)))
-
-
-def _pchip_end(h0: float, h1: float, m0: float, m1: float) -> float:
-    """The end slope of :func:`_pchip` (a three-point estimate kept monotone), as scipy takes it."""
-    d = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
-    if np.sign(d) != np.sign(m0):
-        return 0.0
-    if np.sign(m0) != np.sign(m1) and abs(d) > abs(3 * m0):
-        return 3 * m0
-    return d
+def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float) -> None:
+    """:class:`TooCoarse` when the model's error (the gap between the fifo and birth-death chains, which
+    the final interval has on each side) is past ``widest`` of R, with the X(k) of the pilots: by more
+    than :data:`PILOT_MARGIN`, as the pilots' X(k) are a few per cent off."""
+    r_bd = response(N, Z, birth_death(N, Z, rates))
+    r_fifo = response(N, Z, oldest_two(N, Z, rates, stages, second))
+    # under fair R lies between the two: the larger one is the smallest relative gap it can have
+    error = abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
+    if error > PILOT_MARGIN * widest:
+        raise TooCoarse(f"its model error of the mean, +/- {100 * error:.2g} % from short runs of X(k), is wider "
+                        f"than the precision asked ({100 * widest:g} %, --rel-precision)")
 
 
 def job_stages(desc, *, seed=0) -> int:
     """The Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
-    alone (exact where :func:`_alone_in_series` applies, else simulated), rounded, at most :data:`MAX_STAGES`."""
-    alone = _alone_in_series(desc)
+    alone (exact where :func:`alone_in_series` applies, else simulated), rounded, at most :data:`MAX_STAGES`."""
+    alone = alone_in_series(desc)
     if alone is not None:
         scv = alone[1] / alone[0] ** 2
     else:
@@ -490,58 +253,20 @@ def _alone_times(desc, seed) -> np.ndarray:
 
     if not compiled_cluster_ready():
         raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-    sim = CompiledClusterSimulator(_with_users(desc, 1, 0.0))
+    sim = CompiledClusterSimulator(with_users(desc, 1, 0.0))
     tasks = sum(p.tasks for p in desc.phases)
     jobs = max(40, min(ALONE_JOBS, 200_000 // tasks))
     return np.asarray(sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times)
 
 
 def alone_law(desc, *, seed=0):
-    """A job's execution-time law alone (``quantile``, ``cdf``): exact where :func:`_alone_in_series`
+    """A job's execution-time law alone (``quantile``, ``cdf``): exact where :func:`alone_in_series`
     applies (its exponential times in a row), else the times of jobs alone simulated as for
     :func:`job_stages` (the same seed, the same jobs)."""
     from spn.analysis.passage_fifo import EmpiricalLaw, stages_law
 
-    rates = _series_rates(desc)
+    rates = series_rates(desc)
     return stages_law(rates) if rates is not None else EmpiricalLaw(_alone_times(desc, seed))
-
-
-def _alone_in_series(desc) -> tuple[float, float] | None:
-    """The mean and variance of a job's time alone, exactly, when its phases run one after another (the
-    edges a single path) and every task time is exponential; else None.
-
-    A phase of n tasks on c = min(n, C) containers (a driver phase: c = n) starts them c at once: its
-    n − c later starts each wait for one of c running tasks to end, Exp(c μ), then the last c end one by
-    one at rates c μ, (c − 1) μ, ..., μ (memoryless). The job's time is a sum of independent
-    exponential times.
-
-    >>> from spn.description import parse_description
-    >>> [round(v, 6) for v in _alone_in_series(parse_description({"name": "x", "workload": {"users": 1,
-    ...     "think_time": 1.0}, "cluster": {"containers": 2}, "phases": [{"name": "p", "tasks": 3,
-    ...     "task_time": 1.0}]}))]      # Exp(2), then Exp(2) and Exp(1): 0.5 + 1.5; 0.25 + 0.25 + 1
-    [2.0, 1.5]
-    """
-    rates = _series_rates(desc)
-    if rates is None:
-        return None
-    return float(np.sum(1.0 / rates)), float(np.sum(1.0 / rates ** 2))
-
-
-def _series_rates(desc) -> np.ndarray | None:
-    """The rates of the independent exponential times that make a job's time alone, in
-    :func:`_alone_in_series`'s case (else None)."""
-    phases = desc.phases
-    if any(not (p.distribution == "exponential" or (p.distribution == "erlang" and p.shape == 1)) for p in phases):
-        return None
-    follows = dict(desc.edges)
-    if (len(desc.edges) != len(phases) - 1 or len(follows) != len(desc.edges)
-            or len(set(follows.values())) != len(desc.edges)):
-        return None     # a phase with two parents or two children: not one path
-    out = []
-    for p in phases:
-        c = min(p.tasks, desc.cluster.containers) if p.holds_containers else p.tasks
-        out += [np.full(p.tasks - c, c / p.task_time), np.arange(c, 0, -1) / p.task_time]
-    return np.concatenate(out)
 
 
 def work_stages(desc) -> int:

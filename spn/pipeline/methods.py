@@ -204,11 +204,14 @@ class Decomposition:
         return None
 
     def run(self, desc, question, budget, clock, reason) -> Result:
-        from spn.analysis.decomposition import decompose
+        from spn.analysis.decomposition import TooCoarse, decompose
         from spn.exceptions import SpnError
 
         try:
-            d = decompose(desc, seed=budget.seed, max_seconds=clock.left(), distribution=question.needs_distribution)
+            d = decompose(desc, seed=budget.seed, max_seconds=clock.left(), distribution=question.needs_distribution,
+                          give_up_past=budget.rel_precision)
+        except TooCoarse as error:
+            raise Skipped(str(error)) from error
         except SpnError as error:
             raise Skipped(f"it could not answer ({error})") from error
         extra, widest = {}, ("mean", d.error_bound)

@@ -1,0 +1,102 @@
+"""spn.analysis.throughput: X(k), the cluster's throughput with k jobs always present.
+
+Exact from small chains or in closed form where it can be; simulated with intervals that cover the exact
+values; never past the containers' bound; each X(k) run as far as R needs it, the same on one core or several.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import spn.analysis.throughput as throughput
+from spn.analysis.throughput import _pchip, alone_in_series, throughput_curve
+from spn.description import parse_description
+from spn.pipeline import Question, evaluate_description
+
+
+def _desc(users, think, containers, phases, edges=(), policy="fifo"):
+    return parse_description({"name": "d", "workload": {"users": users, "think_time": think},
+                              "cluster": {"containers": containers}, "scheduler": {"policy": policy},
+                              "phases": phases, "edges": [list(e) for e in edges]})
+
+
+@pytest.mark.parametrize("containers", [1, 3, 8])
+def test_a_job_alone_in_series_with_exponential_tasks_is_a_closed_form(containers):
+    # a phase of n tasks on c containers: n − c ends at rate c μ, then c, c − 1, ..., 1 times μ; the
+    # exact chain's tagged job has the same mean and spread, and X(1) needs no chain
+    desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 2.0},
+                              "cluster": {"containers": containers}, "scheduler": {"policy": "fifo"},
+                              "phases": [{"name": "a", "tasks": 5, "task_time": 1.0},
+                                         {"name": "d", "tasks": 2, "task_time": 0.5, "kind": "driver"},
+                                         {"name": "b", "tasks": 2, "task_time": 2.0, "distribution": "exponential"}],
+                              "edges": [["a", "d"], ["d", "b"]]})
+    exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50,)))
+    law = exact.details["execution_time_distribution"]
+    mean, variance = alone_in_series(desc)
+    assert mean == pytest.approx(law["mean"], rel=1e-9) and variance ** 0.5 == pytest.approx(law["std"], rel=1e-6)
+    several = replace(desc, workload=replace(desc.workload, users=3))
+    assert throughput_curve(several)[0].value == pytest.approx(1 / mean, rel=1e-12)
+
+
+def test_a_job_not_in_series_or_not_exponential_has_no_closed_form():
+    one = {"name": "a", "tasks": 3, "task_time": 1.0}
+    assert alone_in_series(_desc(1, 1.0, 2, [one, dict(one, name="b"), dict(one, name="c")],
+                                  [("a", "c"), ("b", "c")])) is None
+    assert alone_in_series(_desc(1, 1.0, 2, [dict(one, shape=2)])) is None
+    assert alone_in_series(_desc(1, 1.0, 2, [dict(one, distribution="deterministic")])) is None
+
+
+def test_simulated_throughputs_carry_intervals_that_cover_the_exact_ones():
+    desc = _desc(3, 2.0, 2, [{"name": "p", "tasks": 4, "task_time": 1.0, "shape": 2}])
+    exact = throughput_curve(desc)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(throughput, "EXACT_STATES", 0)        # every X(k) simulated
+        simulated = throughput_curve(desc, seed=3)
+    assert [x.source for x in simulated] == ["simulation"] * len(simulated)
+    for e, s in zip(exact, simulated):
+        assert s.low * (1 - 1e-9) <= e.value <= s.high * (1 + 1e-9) and (s.high - s.low) / s.value < 0.02
+
+
+def test_the_containers_bound_is_never_passed_and_the_curve_stops_there():
+    desc = _desc(40, 1.0, 4, [{"name": "p", "tasks": 20, "task_time": 1.0, "shape": 3}])
+    curve = throughput_curve(desc, seed=1)
+    bound = 4 / 20.0
+    assert curve[-1].k < 40 and curve[-1].low >= 0.99 * bound
+    assert all(x.value <= bound * 1.002 for x in curve)
+
+
+def test_the_answer_is_the_same_on_one_core_or_several(monkeypatch):
+    """The simulated X(k) run on threads, each k on its own random stream: the order they finish in
+    does not matter."""
+    desc = _desc(30, 20.0, 20, [{"name": "p", "tasks": 200, "task_time": 1.0, "shape": 4}])
+    several = throughput_curve(desc, seed=3)
+    assert sum(x.source == "simulation" for x in several) >= 2     # else there is nothing to run side by side
+    monkeypatch.setattr(throughput.os, "sched_getaffinity", lambda pid: {0})
+    assert throughput_curve(desc, seed=3) == several
+
+
+def test_the_monotone_cubic_is_scipys_pchip():
+    from scipy.interpolate import PchipInterpolator
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(2, 12))
+        x = np.sort(rng.choice(np.arange(1, 600), n, replace=False)).astype(float)
+        y = np.sort(rng.uniform(0, 1, n)) if trial % 2 else rng.uniform(0, 1, n)   # monotone, and not
+        if trial % 5 == 0:
+            y[rng.integers(n)] = y[0]                                             # flat pieces
+        at = np.linspace(x[0], x[-1], 97)
+        assert np.allclose(_pchip(x, y, at), PchipInterpolator(x, y)(at), rtol=0, atol=1e-12)
+
+
+def test_an_x_k_the_users_seldom_reach_keeps_its_pilot(monkeypatch):
+    # 30 users who hardly think on 4 containers: R hangs on the saturated X(3) alone, and X(1), X(2)
+    # keep their pilots (3 short replications of 334 jobs: 2,000 task ends); thinking long, the users
+    # seldom have 3 jobs in: X(1) and X(2) make R and are run further
+    monkeypatch.setattr(throughput, "EXACT_STATES", 0)       # every X(k) simulated
+    phases = [{"name": "p", "tasks": 6, "task_time": 1.0, "shape": 2}]
+    busy = throughput_curve(_desc(30, 0.1, 4, phases), seed=2)
+    assert [x.k for x in busy] == [1, 2, 3] and [x.jobs for x in busy[:2]] == [3 * 334] * 2
+    idle = throughput_curve(_desc(30, 200.0, 4, phases), seed=2)
+    assert all(x.jobs > 3 * 334 for x in idle[:2])
