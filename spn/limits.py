@@ -160,6 +160,16 @@ def available_memory() -> int:
     return free
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container or ``taskset`` may allow fewer
+    than the machine has).
+
+    >>> available_cores() >= 1
+    True
+    """
+    return len(os.sched_getaffinity(0))
+
+
 def _address_space() -> int:
     """This process's virtual size in bytes (what RLIMIT_AS bounds)."""
     try:

@@ -47,6 +47,7 @@ job alone's Erlang law in the chain and its own).
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,7 @@ from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_st
 from spn.analysis.throughput import (POLICIES, X_PRECISION, alone_in_series, job_work, pilot_curve, series_rates,
                                      throughput_at, with_users)
 from spn.exceptions import ModelError, SpnError
+from spn.limits import available_cores
 
 __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages", "alone_law",
            "work_stages"]
@@ -207,14 +209,16 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
 
         # one chain structure for the three rates
         flat, top = flat_from(rates), likely_top(N, [pi for _, pi in solved], stages, second)
-        laws = {}       # exact X(k) have no interval: their three rows are one
+        rows = {}       # exact X(k) have no interval: their three rows are one
         for row, (_, pi) in zip(rates, solved):
-            key = row.tobytes()
-            laws[key] = laws.get(key) or fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
-                                                      deadline=deadline)
-        passages = tuple(laws[row.tobytes()] for row in rates)
-        passages += (shared_passage(N, Z, rates[0], stages, deadline=deadline),
-                     stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed))
+            rows.setdefault(row.tobytes(), (row, pi))
+        # solved side by side: SciPy's sparse products, most of the time, release the GIL
+        with ThreadPoolExecutor(available_cores()) as pool:
+            laws = {key: pool.submit(fifo_passage, N, Z, row, stages, second, pi, flat=flat, top=top,
+                                     deadline=deadline) for key, (row, pi) in rows.items()}
+            shared = pool.submit(shared_passage, N, Z, rates[0], stages, deadline=deadline)
+            passages = tuple(laws[row.tobytes()].result() for row in rates)
+            passages += (shared.result(), stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed))
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,

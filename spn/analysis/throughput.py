@@ -19,7 +19,6 @@ bound C / W (W the mean container-seconds of a job); between the grid's points i
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -27,6 +26,7 @@ import numpy as np
 
 from spn.analysis.chains import birth_death, response
 from spn.exceptions import SpnError, StateSpaceLimitError
+from spn.limits import available_cores
 
 __all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users", "alone_in_series",
            "series_rates", "GRID", "EXACT_STATES", "X_PRECISION"]
@@ -134,7 +134,7 @@ def _extend_all(runs: dict, wanted: dict) -> dict:
     """{k: X(k)} after each simulated X(k) is run to its precision in ``wanted``: on as many threads as the
     process has cores (the compiled kernel releases the GIL, and each k has its own random stream, so the
     answer is the same on one core or several), the costliest first."""
-    workers = min(len(runs), len(os.sched_getaffinity(0)))
+    workers = min(len(runs), available_cores())
     if workers <= 1:
         return {k: run.extend(wanted[k]) for k, run in runs.items()}
     order = sorted(runs, key=lambda k: runs[k].cost(wanted[k]), reverse=True)
