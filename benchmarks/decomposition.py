@@ -13,6 +13,11 @@ reported with their ratio; run it on an idle machine. The two answers' intervals
 method's numerical error (the decomposition's also holds its model error), so the table also says
 whether they overlap.
 
+A second table times the decomposition on one core and on all the process may use (its simulated X(k),
+and under fifo a job's execution-time laws, run side by side): each question, with p50/p90/p95 where
+the policy is fifo, answered alternately with one core and with all, ``--rounds`` times; the fastest of
+each.
+
 The fitted lundstrom model (TPC-DS Q52 from a 3-executor Spark log of the shared data, never copied
 into the repository) is skipped when the data is absent.
 """
@@ -31,7 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
 
-from spn.pipeline import Budget, evaluate  # noqa: E402
+import spn.analysis.decomposition as decomposition  # noqa: E402
+import spn.analysis.throughput as throughput  # noqa: E402
+from spn.limits import available_cores  # noqa: E402
+from spn.pipeline import Budget, Question, evaluate  # noqa: E402
 
 MAPREDUCE = str(ROOT / "models" / "mapreduce.yaml")
 TEZ = str(ROOT / "models" / "tez-tq3.yaml")
@@ -69,15 +77,34 @@ def fitted_q52(folder: Path) -> str | None:
     return str(out)
 
 
-def timed(source, settings, method, precision):
+def timed(source, settings, method, precision, question=None):
     wall, cpu = time.perf_counter(), time.process_time()
-    result = evaluate(source, settings, budget=Budget(max_seconds=None, rel_precision=precision), method=method)
+    result = evaluate(source, settings, budget=Budget(max_seconds=None, rel_precision=precision), method=method,
+                      question=question)
     return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def cores_table(questions, rounds: int) -> None:
+    """The decomposition's wall seconds on one core and on all, the fastest of ``rounds`` alternating runs."""
+    cores = available_cores()
+    print(f"\n| question | one core: wall s | {cores} cores: wall s | speed-up |\n|---|---|---|---|")
+    for label, source, settings in questions:
+        fifo = "scheduler.policy=fifo" in settings
+        question = Question(percentiles=(50, 90, 95)) if fifo else None
+        best = {1: float("inf"), cores: float("inf")}
+        for _ in range(rounds):
+            for n in best:
+                decomposition.available_cores = throughput.available_cores = (lambda n=n: n)
+                best[n] = min(best[n], timed(source, settings, "decomposition", 1.0, question)[1])
+        decomposition.available_cores = throughput.available_cores = available_cores
+        print(f"| {label}{' (p50, p90, p95)' if fifo else ''} | {best[1]:.2f} | {best[cores]:.2f} "
+              f"| {best[1] / best[cores]:.2f}x |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first two questions only")
+    parser.add_argument("--rounds", type=int, default=3, help="runs per question and core count (default 3)")
     args = parser.parse_args()
     questions = QUESTIONS[:2] if args.quick else list(QUESTIONS)
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +126,7 @@ def main() -> None:
                   f"| ±{100 * d.report.error_bound:.2g} % | {dw:.2f} / {dc:.2f} "
                   f"| {s.mean_execution_time:.5g} [{s.interval[0]:.5g}, {s.interval[1]:.5g}] "
                   f"| {sw:.2f} / {sc:.2f} | {sc / max(dc, 1e-9):.2g}x | {'yes' if overlap else 'no'} |", flush=True)
+        cores_table(questions, args.rounds)
 
 
 if __name__ == "__main__":

@@ -144,12 +144,26 @@ def test_it_gives_up_before_running_x_k_further_when_its_model_error_alone_is_to
     # where the answer is within a precision, the early check lets it through
     assert decompose(desc, seed=1, give_up_past=answer.error_bound).mean == answer.mean
     monkeypatch.setattr(PilotCurve, "refine", lambda *args, **kwargs: pytest.fail("X(k) were run further"))
-    with pytest.raises(TooCoarse, match=r"model error of the mean, \+/- .* wider than the precision asked"):
+    coarse = r"model error of the mean \(from short runs of X\(k\)\) \+/- .* wider than the precision asked"
+    with pytest.raises(TooCoarse, match=coarse):
         decompose(desc, seed=1, give_up_past=0.2 * answer.model_error / answer.mean)
     # the pipeline says why and lets the simulation answer
     result = evaluate_description(desc, budget=Budget(rel_precision=0.2 * answer.model_error / answer.mean,
                                                       max_seconds=2.0))
-    assert result.method == "simulation" and "not decomposition: its model error of the mean" in result.reason
+    assert result.method == "simulation"
+    assert "not decomposition: its model error of the mean (from short runs" in result.reason
+
+
+def test_asked_for_percentiles_it_gives_up_before_solving_a_jobs_law_when_the_means_error_is_too_wide(monkeypatch):
+    # the answer's error is the widest of the mean's and the percentiles': a mean past the precision settles it
+    import spn.analysis.passage_fifo as passage_fifo
+
+    desc = _desc(6, 20.0, 3, [{"name": "p", "tasks": 12, "task_time": 1.0, "shape": 3}])
+    answer = decompose(desc, seed=1)
+    assert answer.error_bound > 0
+    monkeypatch.setattr(passage_fifo, "fifo_passage", lambda *args, **kwargs: pytest.fail("a job's law was solved"))
+    with pytest.raises(TooCoarse, match=r"^its error estimate of the mean \+/- .* --rel-precision\)$"):
+        decompose(desc, seed=1, distribution=True, give_up_past=0.5 * answer.error_bound)
 
 
 @pytest.mark.parametrize("users, containers, tasks, shape, think", [
@@ -230,3 +244,21 @@ def test_several_rates_share_one_factorisation_and_give_what_separate_solves_giv
     assert together == pytest.approx([fair_shares(12, 3.0, x, 3, 4) for x in rows], rel=1e-9)
 
 
+
+
+def test_asked_for_a_percentile_it_gives_up_before_solving_a_jobs_law_when_a_bound_of_its_error_is_too_wide(
+        monkeypatch):
+    # one user: the mean is exact, but a job alone's Erlang law in the chain is not its own law, and that gap
+    # alone, against processor sharing's percentile, bounds the percentile's error from below
+    import spn.analysis.passage_fifo as passage_fifo
+
+    desc = _desc(1, 5.0, 2, [{"name": "p", "tasks": 4, "task_time": 1.0, "shape": 2}])
+    exact = decompose(desc, distribution=True)
+    assert exact.error_bound == 0
+    t, low, high = exact.percentiles([90])[90.0]
+    assert high - t > 0
+    monkeypatch.setattr(passage_fifo, "fifo_passage", lambda *args, **kwargs: pytest.fail("a job's law was solved"))
+    with pytest.raises(TooCoarse, match=r"^its error estimate of the p90 \(at least, from a job alone's law\) \+/- "):
+        decompose(desc, distribution=True, give_up_past=1e-6, asked=(90,))
+    with pytest.raises(TooCoarse, match=r"P\(R <= deadline\) \(at least"):
+        decompose(desc, distribution=True, give_up_past=1e-6, probability=True)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -59,18 +59,27 @@ from spn.analysis.throughput import (POLICIES, X_PRECISION, alone_in_series, job
 from spn.exceptions import ModelError, SpnError
 from spn.limits import available_cores
 
-__all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages", "alone_law",
-           "work_stages"]
+__all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages",
+           "alone_law", "work_stages"]
 
 #: how far the model's error from the pilots' X(k) must pass the precision asked before the decomposition
 #: gives up on it (their X(k) are within a few per cent; the gap moves less)
 PILOT_MARGIN = 1.25
+#: how little the X(k)'s interval must move R (relative) for a job's law at its ends to be the law at its
+#: values scaled in time as R is, instead of two more chains solved (at the paper's scale, 20 s of 22)
+SCALED_ENDS = 1e-3
 #: jobs alone simulated for the coefficient of variation of a job's time (its stages)
 ALONE_JOBS = 400
 
 
 class TooCoarse(ModelError):
-    """The decomposition's model error alone is wider than the precision asked."""
+    """The decomposition's error estimate (or its model error alone) is wider than the precision asked."""
+
+    @classmethod
+    def of(cls, what: str, error: float, precision: float, how: str = "") -> TooCoarse:
+        """``its error estimate of the mean +/- 6.1 % is wider than the precision asked (0.5 %, --rel-precision)``."""
+        return cls(f"its {what}{how} +/- {100 * error:.2g} % is wider than the precision asked "
+                   f"({100 * precision:g} %, --rel-precision)")
 
 
 @dataclass(frozen=True)
@@ -118,9 +127,7 @@ class Decomposition:
         """P(execution time <= ``deadline``) and its interval (the same ends; the model's error: the gap
         of the two chains' CDFs at the deadline, plus the largest between a job alone's two laws)."""
         p, s, f, ps = (float(d.cdf(deadline)) for d in self.passages[:4])
-        erlang, alone = self.passages[4:]
-        levels = np.linspace(0.01, 0.99, 99)
-        gap = abs(p - ps) + max(abs(float(erlang.cdf(alone.quantile(u))) - u) for u in levels)
+        gap = abs(p - ps) + alone_gap(*self.passages[4:])
         return p, max(min(p, s) - gap, 0.0), min(max(p, f) + gap, 1.0)
 
     @property
@@ -166,13 +173,16 @@ def distribution_refused(desc) -> str | None:
 
 
 def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: float = X_PRECISION,
-              distribution: bool = False, give_up_past: float | None = None) -> Decomposition:
+              distribution: bool = False, give_up_past: float | None = None, asked: tuple = (),
+              probability: bool = False) -> Decomposition:
     """R, X and U of ``desc`` by the decomposition; raises :class:`ModelError` where it does not apply,
     :class:`SpnError` when X(k) could not be measured within ``max_seconds`` (None: no limit). ``seed``
     makes the simulations of X(k) repeatable (their length does not depend on the clock).
     ``distribution``: also a job's execution-time law (``passages``; fifo only, else :class:`ModelError`).
     ``give_up_past``: a relative half-width; where the model's error alone, from the pilots of X(k), is
-    past it, :class:`TooCoarse` before the X(k) are run further (their precision could not narrow it)."""
+    past it, :class:`TooCoarse` before the X(k) are run further (their precision could not narrow it),
+    and where the mean's interval is, or (``asked``: the percentiles the caller will ask for; ``probability``:
+    P(R <= d) too) a lower bound of theirs, before a job's law is solved in the fifo chain."""
     why = not_applicable(desc) or (distribution_refused(desc) if distribution else None)
     if why:
         raise ModelError(f"the decomposition does not apply: {why}")
@@ -203,27 +213,68 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     gap = abs(r_fifo - r_bd)
     low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
+    if give_up_past is not None and distribution:
+        widest = max(chosen - max(low, 0.0), high - chosen) / max(chosen, 1e-300)
+        if widest > give_up_past:       # the answer's error is the widest of the mean's and its percentiles'
+            raise TooCoarse.of("error estimate of the mean", widest, give_up_past)
     passages = None
     if distribution:
-        from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
-
-        # one chain structure for the three rates
-        flat, top = flat_from(rates), likely_top(N, [pi for _, pi in solved], stages, second)
-        rows = {}       # exact X(k) have no interval: their three rows are one
-        for row, (_, pi) in zip(rates, solved):
-            rows.setdefault(row.tobytes(), (row, pi))
-        # solved side by side: SciPy's sparse products, most of the time, release the GIL
-        with ThreadPoolExecutor(available_cores()) as pool:
-            laws = {key: pool.submit(fifo_passage, N, Z, row, stages, second, pi, flat=flat, top=top,
-                                     deadline=deadline) for key, (row, pi) in rows.items()}
-            shared = pool.submit(shared_passage, N, Z, rates[0], stages, deadline=deadline)
-            passages = tuple(laws[row.tobytes()].result() for row in rates)
-            passages += (shared.result(), stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed))
+        passages = _passages(desc, rates, solved, fifo, stages, second, seed=seed, deadline=deadline,
+                             give_up_past=give_up_past, asked=asked, probability=probability)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,
                          fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve,
                          seconds=time.perf_counter() - started, passages=passages)
+
+
+def _passages(desc, rates, solved, fifo, stages: int, second: int, *, seed, deadline, give_up_past, asked,
+              probability) -> tuple:
+    """A job's execution-time laws (:attr:`Decomposition.passages`): the fifo chain's at the X(k)'s values and
+    ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster. Where
+    ``give_up_past`` is given and the percentiles ``asked`` (or P(R <= d), ``probability``) already have,
+    from the cheap laws alone, a larger error than it, :class:`TooCoarse` before the fifo chain's are solved."""
+    from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
+
+    N, Z = desc.workload.users, desc.workload.think_time
+    shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
+    erlang, alone = stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed)
+    if give_up_past is not None:
+        # a percentile's error is (|t − ps| + |e − a|) / t at least, smallest at t = ps
+        for q in asked:
+            ps = float(shared.quantile(q / 100))
+            error = abs(float(erlang.quantile(q / 100)) - float(alone.quantile(q / 100))) / max(ps, 1e-300)
+            if error > give_up_past:
+                raise TooCoarse.of(f"error estimate of the p{q:g}", error, give_up_past,
+                                   " (at least, from a job alone's law)")
+        if probability and (error := alone_gap(erlang, alone)) > give_up_past:
+            raise TooCoarse.of("error estimate of P(R <= deadline)", error, give_up_past,
+                               " (at least, from a job alone's law)")
+    # one chain structure for the three rates; where the X(k)'s ends move R by less than SCALED_ENDS, a
+    # job's law at them is its law at their values scaled in time as R is (one chain solved, not three)
+    flat, top = flat_from(rates), likely_top(N, [pi for _, pi in solved], stages, second)
+    ends = fifo[1:] / fifo[0] if fifo[0] > 0 else np.ones(2)
+    scaled = bool(np.all(np.abs(ends - 1) < SCALED_ENDS))
+    rows = {}       # exact X(k) have no interval: their three rows are one
+    for row, (_, pi) in zip(rates[:1] if scaled else rates, solved):
+        rows.setdefault(row.tobytes(), (row, pi))
+    # solved side by side: SciPy's sparse products, most of the time, release the GIL
+    with ThreadPoolExecutor(min(len(rows), available_cores())) as pool:
+        laws = {key: pool.submit(fifo_passage, N, Z, row, stages, second, pi, flat=flat, top=top, deadline=deadline)
+                for key, (row, pi) in rows.items()}
+        if scaled:
+            law = laws[rates[0].tobytes()].result()
+            fifo_laws = (law, *(replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e, seconds=0.0)
+                                for e in ends))
+        else:
+            fifo_laws = tuple(laws[row.tobytes()].result() for row in rates)
+    return (*fifo_laws, shared, erlang, alone)
+
+
+def alone_gap(erlang, alone) -> float:
+    """The largest gap between a job alone's two laws' CDFs (the chain's Erlang, its own) over its 1st to 99th
+    percentiles: P(R <= d)'s share of the model's error from them."""
+    return max(abs(float(erlang.cdf(alone.quantile(u))) - u) for u in np.linspace(0.01, 0.99, 99))
 
 
 def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float) -> None:
@@ -235,8 +286,7 @@ def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second:
     # under fair R lies between the two: the larger one is the smallest relative gap it can have
     error = abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
     if error > PILOT_MARGIN * widest:
-        raise TooCoarse(f"its model error of the mean, +/- {100 * error:.2g} % from short runs of X(k), is wider "
-                        f"than the precision asked ({100 * widest:g} %, --rel-precision)")
+        raise TooCoarse.of("model error of the mean", error, widest, " (from short runs of X(k))")
 
 
 def job_stages(desc, *, seed=0) -> int:

@@ -28,8 +28,8 @@ from spn.analysis.chains import birth_death, response
 from spn.exceptions import SpnError, StateSpaceLimitError
 from spn.limits import available_cores
 
-__all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users", "alone_in_series",
-           "series_rates", "GRID", "EXACT_STATES", "X_PRECISION"]
+__all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users",
+           "alone_in_series", "series_rates", "GRID", "EXACT_STATES", "X_PRECISION"]
 
 #: the policies whose exact chains give X(k) (the job-identity nets)
 POLICIES = ("fifo", "fair")

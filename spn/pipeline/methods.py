@@ -209,7 +209,8 @@ class Decomposition:
 
         try:
             d = decompose(desc, seed=budget.seed, max_seconds=clock.left(), distribution=question.needs_distribution,
-                          give_up_past=budget.rel_precision)
+                          give_up_past=budget.rel_precision, asked=tuple(question.percentiles or ()),
+                          probability=question.deadline is not None)
         except TooCoarse as error:
             raise Skipped(str(error)) from error
         except SpnError as error:
@@ -228,8 +229,7 @@ class Decomposition:
             # a probability's error is absolute (a relative one would vanish as P(R <= d) nears 1)
             widest = max(widest, ("P(R <= deadline)", max(p - low, high - p)), key=lambda w: w[1])
         if widest[1] > budget.rel_precision:
-            raise Skipped(f"its error estimate of the {widest[0]} +/- {100 * widest[1]:.2g} % is wider than the "
-                          f"precision asked ({100 * budget.rel_precision:g} %, --rel-precision)")
+            raise Skipped(str(TooCoarse.of(f"error estimate of the {widest[0]}", widest[1], budget.rel_precision)))
         ks = [x.k for x in d.curve]
         how = (f"decomposition: X(k) at k = {', '.join(map(str, ks))} "
                f"({', '.join(sorted({x.source for x in d.curve}))}), then the closed chain of the users"
