@@ -100,3 +100,34 @@ def test_an_x_k_the_users_seldom_reach_keeps_its_pilot(monkeypatch):
     assert [x.k for x in busy] == [1, 2, 3] and [x.jobs for x in busy[:2]] == [3 * 334] * 2
     idle = throughput_curve(_desc(30, 200.0, 4, phases), seed=2)
     assert all(x.jobs > 3 * 334 for x in idle[:2])
+
+
+def test_when_one_x_k_fails_or_ctrl_c_comes_the_others_stop_at_once(monkeypatch):
+    import threading
+    import time
+
+    from spn.exceptions import SpnError
+
+    class Run:
+        def __init__(self, fails):
+            self.fails, self.stopped = fails, threading.Event()
+
+        def cost(self, precision):
+            return 0.0 if self.fails else 1.0       # the long one starts first
+
+        def extend(self, precision):
+            if self.fails:
+                time.sleep(0.05)
+                raise SpnError("simulating X(1) took longer than the time given")
+            assert self.stopped.wait(30), "never told to stop"
+            raise SpnError("stopped")
+
+        def stop(self):
+            self.stopped.set()
+
+    monkeypatch.setattr(throughput, "available_cores", lambda: 2)
+    runs = {1: Run(fails=True), 2: Run(fails=False)}
+    started = time.perf_counter()
+    with pytest.raises(SpnError, match="X\\(1\\)"):
+        throughput._extend_all(runs, {1: 0.01, 2: 0.01})
+    assert runs[2].stopped.is_set() and time.perf_counter() - started < 10

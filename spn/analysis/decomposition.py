@@ -258,17 +258,30 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, seed, dead
     rows = {}       # exact X(k) have no interval: their three rows are one
     for row, (_, pi) in zip(rates[:1] if scaled else rates, solved):
         rows.setdefault(row.tobytes(), (row, pi))
-    # solved side by side: SciPy's sparse products, most of the time, release the GIL
-    with ThreadPoolExecutor(min(len(rows), available_cores())) as pool:
-        laws = {key: pool.submit(fifo_passage, N, Z, row, stages, second, pi, flat=flat, top=top, deadline=deadline)
-                for key, (row, pi) in rows.items()}
-        if scaled:
-            law = laws[rates[0].tobytes()].result()
-            fifo_laws = (law, *(replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e, seconds=0.0)
-                                for e in ends))
-        else:
-            fifo_laws = tuple(laws[row.tobytes()].result() for row in rates)
+    laws = _side_by_side(lambda row, pi: fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
+                                                      deadline=deadline), rows)
+    if scaled:
+        law = laws[rates[0].tobytes()]
+        fifo_laws = (law, *(replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e, seconds=0.0)
+                            for e in ends))
+    else:
+        fifo_laws = tuple(laws[row.tobytes()] for row in rates)
     return (*fifo_laws, shared, erlang, alone)
+
+
+def _side_by_side(solve, jobs: dict) -> dict:
+    """{key: solve(*args)} for ``jobs`` {key: args}: the first in this thread, the others on the process's
+    other cores (SciPy's sparse products, most of the time, release the GIL). Ctrl-C stops this thread's at
+    once; the others' not yet started are dropped."""
+    keys = list(jobs)
+    with ThreadPoolExecutor(max(1, min(len(keys) - 1, available_cores() - 1))) as pool:
+        later = {key: pool.submit(solve, *jobs[key]) for key in keys[1:]}
+        try:
+            done = {keys[0]: solve(*jobs[keys[0]])}
+            return done | {key: future.result() for key, future in later.items()}
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def alone_gap(erlang, alone) -> float:

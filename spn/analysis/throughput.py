@@ -19,7 +19,7 @@ bound C / W (W the mean container-seconds of a job); between the grid's points i
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -139,8 +139,14 @@ def _extend_all(runs: dict, wanted: dict) -> dict:
         return {k: run.extend(wanted[k]) for k, run in runs.items()}
     order = sorted(runs, key=lambda k: runs[k].cost(wanted[k]), reverse=True)
     with ThreadPoolExecutor(workers) as pool:
-        futures = {k: pool.submit(runs[k].extend, wanted[k]) for k in order}
-        return {k: future.result() for k, future in futures.items()}
+        futures = {pool.submit(runs[k].extend, wanted[k]): k for k in order}
+        try:
+            return {futures[future]: future.result() for future in as_completed(futures)}
+        except BaseException:       # Ctrl-C, or one past the deadline: the others stop too, at once
+            pool.shutdown(wait=False, cancel_futures=True)
+            for run in runs.values():
+                run.stop()
+            raise
 
 
 def _precisions(desc, curve: list, runs: dict, precision: float) -> dict:
@@ -230,6 +236,10 @@ class _Replications:
         self.long = max(MEASURED_PER_WARMUP * (k + 5), short)
         self.busy, self.durations, self.jobs, self.events = [], [], 0, 0
         self._run(PILOT, short)
+
+    def stop(self) -> None:
+        """End the replication running (on another thread) at its next look at the clock, and any after it."""
+        self.deadline = -math.inf
 
     def _run(self, replications: int, length: int) -> None:
         from spn.simulation.distributions import SimulationTimeout
