@@ -116,7 +116,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             sampled = int(counts[0])
             pick_sentinels(links, instant, timed[3], failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, changes, gates, links, priority,
+                         imp_rows, imp_cols, imp_vals, order, counts, timed, instant, changes, gates, links, priority,
                          state, path, (marks, *landings, words(marks)), levels, max_states,
                          CHUNK if sampled else SAMPLE, batch, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
@@ -171,7 +171,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     return Parts(markings=rows, initial_ids=dst[:n_initial].copy(), initial_weights=rate[:n_initial].copy(),
                  src=src[n_initial:], dst=dst[n_initial:], rate=rate[n_initial:],
                  timed_counts=timed_counts, timed_cols=timed_cols, timed_vals=timed_vals,
-                 imp_rows=imp_rows, imp_cols=order[imp_cols], imp_vals=imp_vals)
+                 imp_rows=imp_rows, imp_cols=imp_cols, imp_vals=imp_vals)
 
 
 # --------------------------------------------------------------------------- the compiled part
@@ -213,7 +213,7 @@ def _forget(table, level_slot, first, n):
 
 
 @_compiled
-def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                     instant, gates, links, priority, path, pending, level_work, path_limit, depth_limit):
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
@@ -257,7 +257,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                         if n >= len(imp_rows):
                             status = _ROOM_IMPULSES
                             break
-                        imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                        imp_rows[n], imp_cols[n], imp_vals[n] = source, order[a], p * times
                         counts[4] = n + 1
                     for j in range(m.shape[0]):
                         successor[j] = m[j] + times * delta[a, j]
@@ -303,7 +303,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_inlined
-def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
              instant, changes, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
     -1 for the initial marking) to tangible markings, which are appended to the pending landings from
@@ -363,7 +363,7 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
                     n = counts[4]
                     if n >= len(imp_rows):
                         return _ROOM_IMPULSES, k
-                    imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                    imp_rows[n], imp_cols[n], imp_vals[n] = source, order[a], p * times   # (its place in net.instant)
                     counts[4] = n + 1
                 if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
                     for t in range(np.uint64(changes[a]), np.uint64(changes[a + 1])):
@@ -403,7 +403,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses, bat
 
 @_unreferenced
 def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, changes, gates, links, priority,
+            imp_rows, imp_cols, imp_vals, order, counts, timed, instant, changes, gates, links, priority,
             state, path, pending, levels, max_states, chunk, batch, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
@@ -416,10 +416,10 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     m, nxt, fails = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
-        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                              instant, changes, gates, links, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
-            status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+            status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                                         instant, gates, links, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
@@ -477,11 +477,11 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
             may_enable(links, len(priority), len(base), a, fails, path[4])
-            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                                  instant, changes, gates, links, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
-                status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
+                status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                                             instant, gates, links, priority, path, pending, levels, path_limit,
                                             depth_limit)
             if status != _DONE:
