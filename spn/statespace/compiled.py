@@ -54,7 +54,8 @@ from spn.statespace.compiled_landing import (
     ROOM_STATES as _ROOM_STATES, ROOM_TIMED as _ROOM_TIMED, ROOM_TRANSITIONS as _ROOM_TRANSITIONS, SPLIT as _SPLIT,
     TOO_MANY as _TOO_MANY, WIDER as _WIDER,
 )
-from spn.statespace.kernel_arrays import failing_tests, group_arrays, instant_arrays, pick_sentinels, work_arrays
+from spn.statespace.kernel_arrays import (change_arrays, failing_tests, group_arrays, instant_arrays, pick_sentinels,
+                                          work_arrays)
 from spn.statespace.space import Parts, progress_line
 
 #: vanishing markings followed depth first from one timed firing before merging paths instead
@@ -88,6 +89,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     timed = group_arrays(ActivityTable(net, net.timed))
     order, instant, priority, links, gates = instant_arrays(net, timed)    # highest priority first (choices)
     gates = gates if gates[1].any() else None       # a plain net's kernel is compiled without the gates
+    changes = change_arrays(instant[3])
     m0 = net.initial_marking().astype(np.int64)
     n_places = len(m0)
 
@@ -114,7 +116,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
             sampled = int(counts[0])
             pick_sentinels(links, instant, timed[3], failing_tests(instant, rows[sampled - SAMPLE:sampled]))
         status = _expand(m0, rows, words(rows), slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-                         imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
+                         imp_rows, imp_cols, imp_vals, order, counts, timed, instant, changes, gates, links, priority,
                          state, path, (marks, *landings, words(marks)), levels, max_states,
                          CHUNK if sampled else SAMPLE, batch, PATH_LIMIT, DEPTH_LIMIT)
         if status == _DONE:
@@ -169,7 +171,7 @@ def explore_plain(net: Net, *, max_states: int = MAX_STATES, progress: bool = Fa
     return Parts(markings=rows, initial_ids=dst[:n_initial].copy(), initial_weights=rate[:n_initial].copy(),
                  src=src[n_initial:], dst=dst[n_initial:], rate=rate[n_initial:],
                  timed_counts=timed_counts, timed_cols=timed_cols, timed_vals=timed_vals,
-                 imp_rows=imp_rows, imp_cols=order[imp_cols], imp_vals=imp_vals)
+                 imp_rows=imp_rows, imp_cols=imp_cols, imp_vals=imp_vals)
 
 
 # --------------------------------------------------------------------------- the compiled part
@@ -211,7 +213,7 @@ def _forget(table, level_slot, first, n):
 
 
 @_compiled
-def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
+def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                     instant, gates, links, priority, path, pending, level_work, path_limit, depth_limit):
     """:func:`_resolve` from a marking where paths split: one level of instantaneous firings
     at a time, equal markings of a level merged (their weights summed), so that
@@ -255,7 +257,7 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
                         if n >= len(imp_rows):
                             status = _ROOM_IMPULSES
                             break
-                        imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                        imp_rows[n], imp_cols[n], imp_vals[n] = source, order[a], p * times
                         counts[4] = n + 1
                     for j in range(m.shape[0]):
                         successor[j] = m[j] + times * delta[a, j]
@@ -301,8 +303,8 @@ def _resolve_levels(source, start, weight, k, top_count, imp_rows, imp_cols, imp
 
 
 @_inlined
-def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-             instant, gates, links, priority, path, pending):
+def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
+             instant, changes, gates, links, priority, path, pending):
     """Follow ``start`` (reached from tangible ``source`` at rate ``weight`` by timed activity ``timed``,
     -1 for the initial marking) to tangible markings, which are appended to the pending landings from
     position k. Returns (status, new k). Only the instantaneous activities woken on the way are looked at
@@ -314,8 +316,12 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
     back (status _SPLIT: the caller drops the landings and impulses recorded since
     the call) and :func:`_resolve_levels` merges the paths instead. (Taking back
     here, or calling from here, slows this loop down several times over.)
+
+    Along a path the marking changes only where the activity fired changes it (``changes``:
+    :func:`~spn.statespace.kernel_arrays.change_arrays`), not over every place.
     """
     delta, base = instant[3], instant[4]
+    further = np.uint64((len(changes) - len(priority) - 1) // 2)    # from a change's column to its size
     m, choice, stack, stack_weight, woken, stack_woken = path
     wakes = links[1]
     marks, sources, weights = pending[0], pending[1], pending[2]
@@ -357,15 +363,11 @@ def _resolve(source, timed, start, weight, k, top_count, imp_rows, imp_cols, imp
                     n = counts[4]
                     if n >= len(imp_rows):
                         return _ROOM_IMPULSES, k
-                    imp_rows[n], imp_cols[n], imp_vals[n] = source, a, p * times
+                    imp_rows[n], imp_cols[n], imp_vals[n] = source, order[a], p * times   # (its place in net.instant)
                     counts[4] = n + 1
                 if n_choices == 1:                  # one successor: m itself goes on (no copy to the stack)
-                    if times == 1:                  # (the usual case, without a vector multiplication)
-                        for j in range(m.shape[0]):
-                            m[j] += delta[a, j]
-                    else:
-                        for j in range(m.shape[0]):
-                            m[j] += times * delta[a, j]
+                    for t in range(np.uint64(changes[a]), np.uint64(changes[a + 1])):
+                        m[np.uint64(changes[t])] += times * changes[t + further]
                     for i in range(wakes.shape[1]):
                         woken[i] |= wakes[a, i]
                     w = p
@@ -401,7 +403,7 @@ def _room(counts, rows, slots, src, timed_cols, imp_rows, n_timed, impulses, bat
 
 @_unreferenced
 def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols, timed_vals,
-            imp_rows, imp_cols, imp_vals, counts, timed, instant, gates, links, priority,
+            imp_rows, imp_cols, imp_vals, order, counts, timed, instant, changes, gates, links, priority,
             state, path, pending, levels, max_states, chunk, batch, path_limit, depth_limit):
     """Expand tangible markings in id order from counts[1] (-1: resolve the initial marking first).
 
@@ -414,10 +416,10 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
     m, nxt, fails = state
     top_count = min(np.iinfo(rows.dtype).max, MAX_TOKENS)
     if counts[1] < 0:
-        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
-                             instant, gates, links, priority, path, pending)
+        status, k = _resolve(-1, -1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, order, counts,
+                             instant, changes, gates, links, priority, path, pending)
         if status == _SPLIT:                        # (the initial marking records no impulses)
-            status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, counts,
+            status, k = _resolve_levels(-1, m0, 1.0, 0, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                                         instant, gates, links, priority, path, pending, levels, path_limit,
                                         depth_limit)
         if status == _DONE:
@@ -475,11 +477,11 @@ def _expand(m0, rows, row_words, slots, timed_counts, src, dst, rate, timed_cols
                 nxt[j] = m[j] + delta[a, j]
             k_before, impulses_before = k, counts[4]
             may_enable(links, len(priority), len(base), a, fails, path[4])
-            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, counts,
-                                 instant, gates, links, priority, path, pending)
+            status, k = _resolve(s, a, nxt, r, k, top_count, imp_rows, imp_cols, imp_vals, order, counts,
+                                 instant, changes, gates, links, priority, path, pending)
             if status == _SPLIT:
                 counts[4] = impulses_before
-                status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, counts,
+                status, k = _resolve_levels(s, nxt, r, k_before, top_count, imp_rows, imp_cols, imp_vals, order, counts,
                                             instant, gates, links, priority, path, pending, levels, path_limit,
                                             depth_limit)
             if status != _DONE:

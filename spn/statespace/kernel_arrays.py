@@ -57,6 +57,19 @@ def instant_arrays(net: Net, timed):
     return order, arrays, priority, link_arrays(timed, arrays, rivals, gates), gates
 
 
+def change_arrays(delta: np.ndarray) -> np.ndarray:
+    """The token changes of activities (rows of ``delta``), sparse, in one array: activity a changes the
+    columns ``changes[changes[a]:changes[a + 1]]``, each by the entry K further on (K changes in all). An
+    instantaneous activity moves a token or two among the dozens of places of a job-identity net.
+
+    >>> change_arrays(np.array([[0, -1, 1], [2, 0, 0]])).tolist()   # offsets, columns, changes
+    [3, 5, 6, 1, 2, 0, -1, 1, 2]
+    """
+    rows, columns = np.nonzero(delta)
+    ptr = len(delta) + 1 + np.searchsorted(rows, np.arange(len(delta) + 1))
+    return np.concatenate([ptr, columns, delta[rows, columns]]).astype(np.int64)
+
+
 def link_arrays(timed, instant, rivals: np.ndarray, gates):
     """Which instantaneous activities a change of the marking can concern, so that the kernel looks at
     those rather than at every activity (``timed``, ``instant``: :func:`group_arrays`; n instantaneous
