@@ -62,6 +62,9 @@ from spn.limits import available_cores
 __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages",
            "alone_law", "work_stages"]
 
+#: the events the X(k) must still simulate (about 12 million a second) for the model's error to be checked
+#: with the pilots' X(k) first (one more solve of the fifo chain, up to 0.2 s at 50 users)
+CHECK_EVENTS = 2_000_000
 #: how far the model's error from the pilots' X(k) must pass the precision asked before the decomposition
 #: gives up on it (their X(k) are within a few per cent; the gap moves less)
 PILOT_MARGIN = 1.25
@@ -194,7 +197,7 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     # one user's R is exact whatever the stages; its law is the Erlang of a job's
     job = job_stages(desc, seed=seed) if N > 1 or distribution else 1
     stages, second = stage_counts(job, N)
-    if give_up_past is not None and pilot.runs:
+    if give_up_past is not None and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more
         _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past)
     curve = pilot.refine(precision)
     policy = desc.scheduler.policy

@@ -102,8 +102,16 @@ class PilotCurve:
         replications; the X(k) run side by side on the process's cores (:func:`_extend_all`)."""
         if not self.runs:
             return self.points
-        extended = _extend_all(self.runs, _precisions(self.desc, list(self.points), self.runs, precision))
+        extended = _extend_all(self.runs, self._wanted(precision))
         return tuple(extended.get(point.k, point) for point in self.points)
+
+    def cost(self, precision: float = X_PRECISION) -> float:
+        """About how many events :meth:`refine` to ``precision`` would simulate."""
+        wanted = self._wanted(precision)
+        return sum(run.cost(wanted[k]) for k, run in self.runs.items())
+
+    def _wanted(self, precision: float) -> dict:
+        return _precisions(self.desc, list(self.points), self.runs, precision)
 
 
 def pilot_curve(desc, *, seed=0, deadline: float | None = None) -> PilotCurve:
