@@ -60,7 +60,7 @@ from spn.exceptions import ModelError, SpnError
 from spn.limits import available_cores
 
 __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages",
-           "alone_law", "work_stages"]
+           "alone_times", "alone_law", "work_stages"]
 
 #: the events the X(k) must still simulate (about 12 million a second) for the model's error to be checked
 #: with the pilots' X(k) first (one more solve of the fifo chain, up to 0.2 s at 50 users)
@@ -195,7 +195,9 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     work = job_work(desc)
     pilot = pilot_curve(desc, seed=seed, deadline=deadline)
     # one user's R is exact whatever the stages; its law is the Erlang of a job's
-    job = job_stages(desc, seed=seed) if N > 1 or distribution else 1
+    several = N > 1 or distribution
+    times = alone_times(desc, seed) if several else None      # jobs alone, simulated once for r and a job's law
+    job = job_stages(desc, times) if several else 1
     stages, second = stage_counts(job, N)
     if give_up_past is not None and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more
         _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past)
@@ -222,7 +224,7 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
             raise TooCoarse.of("error estimate of the mean", widest, give_up_past)
     passages = None
     if distribution:
-        passages = _passages(desc, rates, solved, fifo, stages, second, seed=seed, deadline=deadline,
+        passages = _passages(desc, rates, solved, fifo, stages, second, times=times, deadline=deadline,
                              give_up_past=give_up_past, asked=asked, probability=probability)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
@@ -231,7 +233,7 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
                          seconds=time.perf_counter() - started, passages=passages)
 
 
-def _passages(desc, rates, solved, fifo, stages: int, second: int, *, seed, deadline, give_up_past, asked,
+def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, deadline, give_up_past, asked,
               probability) -> tuple:
     """A job's execution-time laws (:attr:`Decomposition.passages`): the fifo chain's at the X(k)'s values and
     ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster. Where
@@ -241,7 +243,7 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, seed, dead
 
     N, Z = desc.workload.users, desc.workload.think_time
     shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
-    erlang, alone = stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, seed=seed)
+    erlang, alone = stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, times)
     if give_up_past is not None:
         # a percentile's error is (|t − ps| + |e − a|) / t at least, smallest at t = ps
         for q in asked:
@@ -305,20 +307,23 @@ def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second:
         raise TooCoarse.of("model error of the mean", error, widest, " (from short runs of X(k))")
 
 
-def job_stages(desc, *, seed=0) -> int:
+def job_stages(desc, times=None) -> int:
     """The Erlang stages of a job's progress: 1 / the squared coefficient of variation of a job's time
-    alone (exact where :func:`alone_in_series` applies, else simulated), rounded, at most :data:`MAX_STAGES`."""
+    alone (exact where :func:`alone_in_series` applies, else from ``times``, the jobs alone of
+    :func:`alone_times`), rounded, at most :data:`MAX_STAGES`."""
     alone = alone_in_series(desc)
     if alone is not None:
         scv = alone[1] / alone[0] ** 2
     else:
-        times = _alone_times(desc, seed)
         scv = float(np.var(times) / np.mean(times) ** 2)
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
 
 
-def _alone_times(desc, seed) -> np.ndarray:
-    """The times of jobs alone (at most :data:`ALONE_JOBS`), simulated."""
+def alone_times(desc, seed) -> np.ndarray | None:
+    """The times of jobs alone (at most :data:`ALONE_JOBS`), simulated; None where :func:`alone_in_series`
+    applies (a job's law alone is known exactly there)."""
+    if series_rates(desc) is not None:
+        return None
     from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
 
     if not compiled_cluster_ready():
@@ -329,14 +334,14 @@ def _alone_times(desc, seed) -> np.ndarray:
     return np.asarray(sim.run(np.random.default_rng(seed), warmup=0, length=jobs, job_times=True).job_times)
 
 
-def alone_law(desc, *, seed=0):
+def alone_law(desc, times=None):
     """A job's execution-time law alone (``quantile``, ``cdf``): exact where :func:`alone_in_series`
-    applies (its exponential times in a row), else the times of jobs alone simulated as for
-    :func:`job_stages` (the same seed, the same jobs)."""
+    applies (its exponential times in a row), else the law of ``times``, the jobs alone of
+    :func:`alone_times` (the jobs :func:`job_stages` took r from)."""
     from spn.analysis.passage_fifo import EmpiricalLaw, stages_law
 
     rates = series_rates(desc)
-    return stages_law(rates) if rates is not None else EmpiricalLaw(_alone_times(desc, seed))
+    return stages_law(rates) if rates is not None else EmpiricalLaw(times)
 
 
 def work_stages(desc) -> int:
