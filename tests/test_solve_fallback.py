@@ -74,6 +74,25 @@ def test_the_two_job_bound_never_exceeds_the_chain(desc):
     assert state_space_lower_bound(desc) <= solve_application(desc).state_space.n_states
 
 
+def test_the_two_job_count_in_closed_form_is_the_count_of_its_states():
+    # the states _two_jobs describes, counted one by one: u of the older job's tasks running, f of the
+    # younger's finished, r = min(C − u, T − f) of its tasks running, N − 1 markings of the jobs queued
+    # behind it while it has a waiting task
+    from math import comb
+
+    from spn.analysis.choice import _two_jobs
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        last, k_last, first, k_first = (int(v) for v in rng.integers(1, 9, 4))
+        C, users = int(rng.integers(2, 12)), int(rng.integers(2, 6))
+        count = sum(comb(u + k_last - 1, k_last - 1) * comb(r + k_first - 1, k_first - 1)
+                    * (users - 1 if first - f > r else 1)
+                    for u in range(1, min(C - 1, last) + 1) for f in range(first)
+                    for r in [min(C - u, first - f)])
+        assert _two_jobs(last, k_last, first, k_first, C, users) == count
+
+
 def test_the_papers_scale_under_fifo_is_past_max_states_by_the_bound_alone(monkeypatch):
     desc = load_description(MAPREDUCE, ["workload.users=50", "cluster.containers=300", "phases.map.tasks=500",
                                         "phases.reduce.tasks=500", "scheduler.policy=fifo"])

@@ -173,15 +173,17 @@ def _two_jobs(last_tasks: int, last_shape: int, first_tasks: int, first_shape: i
     >>> _two_jobs(last_tasks=2, last_shape=1, first_tasks=2, first_shape=1, C=2, users=2)   # u = 1; f = 0, 1
     2.0
     """
-    if C < 2 or C * first_tasks > 50_000_000:
+    if C < 2:
         return 0.0
-    u = np.arange(1, min(C - 1, last_tasks) + 1, dtype=float)[:, None]
-    f = np.arange(first_tasks, dtype=float)[None, :]
-    r = np.minimum(C - u, first_tasks - f)
-    waiting = first_tasks - f > r
-    younger = _comb(r + first_shape - 1, first_shape - 1) * np.where(waiting, users - 1, 1)
-    older = _comb(u[:, 0] + last_shape - 1, last_shape - 1)
-    return float(min(np.sum(older * younger.sum(axis=1)), 1e300))
+    # for each u, the younger job's f = T − m, m = 1..T tasks left: r = min(C − u, m) running, and its
+    # compositions summed over m <= C − u are C(min(C − u, T) + k, k) − 1 (the hockey stick); each m past
+    # C − u has r = C − u and a waiting task
+    u = np.arange(1, min(C - 1, last_tasks) + 1, dtype=float)
+    free = C - u
+    younger = (_comb(np.minimum(free, first_tasks) + first_shape, first_shape) - 1
+               + np.maximum(first_tasks - free, 0) * _comb(free + first_shape - 1, first_shape - 1) * (users - 1))
+    older = _comb(u + last_shape - 1, last_shape - 1)
+    return float(min(np.sum(older * younger), 1e300))
 
 
 def choose_method(desc, max_states: int = MAX_STATES) -> str | None:
