@@ -35,8 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # benchmarks/coverage.py is named like the package "coverage", which Numba imports: keep this folder off the path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(ROOT))
+os.environ["SPN_CACHE_DIR"] = "off"     # every answer simulates its X(k): nothing is read back
 
-import spn.analysis.decomposition as decomposition  # noqa: E402
+import spn.analysis.threads as threads  # noqa: E402
 import spn.analysis.throughput as throughput  # noqa: E402
 from spn.limits import available_cores  # noqa: E402
 from spn.pipeline import Budget, Question, evaluate  # noqa: E402
@@ -94,9 +95,9 @@ def cores_table(questions, rounds: int) -> None:
         best = {1: float("inf"), cores: float("inf")}
         for _ in range(rounds):
             for n in best:
-                decomposition.available_cores = throughput.available_cores = (lambda n=n: n)
+                threads.available_cores = throughput.available_cores = (lambda n=n: n)
                 best[n] = min(best[n], timed(source, settings, "decomposition", 1.0, question)[1])
-        decomposition.available_cores = throughput.available_cores = available_cores
+        threads.available_cores = throughput.available_cores = available_cores
         print(f"| {label}{' (p50, p90, p95)' if fifo else ''} | {best[1]:.2f} | {best[cores]:.2f} "
               f"| {best[1] / best[cores]:.2f}x |", flush=True)
 

@@ -15,3 +15,7 @@ if os.environ.get("CI"):
 
 # real Spark (pyspark, Java 17): event logs in every codec, written once per session (tests/spark_logs.py)
 from spark_logs import spark_logs  # noqa: E402,F401
+
+# the replications that measured X(k) are kept in the user's cache (spn.analysis.replication_store): tests
+# simulate afresh and write nothing there; the store's own tests point it at a temporary folder
+os.environ["SPN_CACHE_DIR"] = "off"

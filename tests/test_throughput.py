@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import spn.analysis.threads as threads
 import spn.analysis.throughput as throughput
 from spn.analysis.throughput import _pchip, alone_in_series, throughput_curve
 from spn.description import parse_description
@@ -73,6 +74,7 @@ def test_the_answer_is_the_same_on_one_core_or_several(monkeypatch):
     several = throughput_curve(desc, seed=3)
     assert sum(x.source == "simulation" for x in several) >= 2     # else there is nothing to run side by side
     monkeypatch.setattr(throughput, "available_cores", lambda: 1)
+    monkeypatch.setattr(threads, "available_cores", lambda: 1)
     assert throughput_curve(desc, seed=3) == several
 
 
@@ -111,23 +113,22 @@ def test_when_one_x_k_fails_or_ctrl_c_comes_the_others_stop_at_once(monkeypatch)
     class Run:
         def __init__(self, fails):
             self.fails, self.stopped = fails, threading.Event()
+            self.events_per_long = 0.0 if fails else 1.0        # the long one starts first
 
-        def cost(self, precision):
-            return 0.0 if self.fails else 1.0       # the long one starts first
+        def next_long(self, precision):
+            return range(1, 2)
 
-        def extend(self, precision):
+        def long_replication(self, i, stop):
             if self.fails:
                 time.sleep(0.05)
                 raise SpnError("simulating X(1) took longer than the time given")
-            assert self.stopped.wait(30), "never told to stop"
+            assert stop.wait(30), "never told to stop"
+            self.stopped.set()
             raise SpnError("stopped")
 
-        def stop(self):
-            self.stopped.set()
-
-    monkeypatch.setattr(throughput, "available_cores", lambda: 2)
+    monkeypatch.setattr(threads, "available_cores", lambda: 2)
     runs = {1: Run(fails=True), 2: Run(fails=False)}
     started = time.perf_counter()
     with pytest.raises(SpnError, match="X\\(1\\)"):
         throughput._extend_all(runs, {1: 0.01, 2: 0.01})
-    assert runs[2].stopped.is_set() and time.perf_counter() - started < 10
+    assert runs[2].stopped.wait(5) and time.perf_counter() - started < 10

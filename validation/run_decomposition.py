@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+os.environ["SPN_CACHE_DIR"] = "off"     # each decomposition simulates its X(k), as its seconds say
 OUT = ROOT / "docs" / "decomposition.md"
 DATA = ROOT.parent / "shared" / "data" / "lundstrom"
 GRID_SEED = 20261127

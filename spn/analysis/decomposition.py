@@ -47,17 +47,16 @@ job alone's Erlang law in the chain and its own).
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from spn.analysis.threads import side_by_side
 from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two, oldest_two_stationary,
                                  response, stage_counts)
 from spn.analysis.throughput import (POLICIES, X_PRECISION, alone_in_series, job_work, pilot_curve, series_rates,
                                      throughput_at, with_users)
 from spn.exceptions import ModelError, SpnError
-from spn.limits import available_cores
 
 __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages",
            "alone_times", "alone_law", "work_stages"]
@@ -263,8 +262,10 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     rows = {}       # exact X(k) have no interval: their three rows are one
     for row, (_, pi) in zip(rates[:1] if scaled else rates, solved):
         rows.setdefault(row.tobytes(), (row, pi))
-    laws = _side_by_side(lambda row, pi: fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
-                                                      deadline=deadline), rows)
+    # the first on this thread, so that Ctrl-C stops it at once
+    solved_laws = side_by_side([lambda row=row, pi=pi: fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
+                                                                   deadline=deadline) for row, pi in rows.values()])
+    laws = dict(zip(rows, solved_laws))
     if scaled:
         law = laws[rates[0].tobytes()]
         fifo_laws = (law, *(replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e, seconds=0.0)
@@ -272,21 +273,6 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     else:
         fifo_laws = tuple(laws[row.tobytes()] for row in rates)
     return (*fifo_laws, shared, erlang, alone)
-
-
-def _side_by_side(solve, jobs: dict) -> dict:
-    """{key: solve(*args)} for ``jobs`` {key: args}: the first in this thread, the others on the process's
-    other cores (SciPy's sparse products, most of the time, release the GIL). Ctrl-C stops this thread's at
-    once; the others' not yet started are dropped."""
-    keys = list(jobs)
-    with ThreadPoolExecutor(max(1, min(len(keys) - 1, available_cores() - 1))) as pool:
-        later = {key: pool.submit(solve, *jobs[key]) for key in keys[1:]}
-        try:
-            done = {keys[0]: solve(*jobs[keys[0]])}
-            return done | {key: future.result() for key, future in later.items()}
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
 
 
 def alone_gap(erlang, alone) -> float:

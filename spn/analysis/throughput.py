@@ -19,13 +19,15 @@ bound C / W (W the mean container-seconds of a job); between the grid's points i
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import threading
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from spn.analysis.chains import birth_death, response
 from spn.exceptions import SpnError, StateSpaceLimitError
+from spn.analysis.replication_store import Kept, store_for
+from spn.analysis.threads import side_by_side
 from spn.limits import available_cores
 
 __all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users",
@@ -121,40 +123,46 @@ def pilot_curve(desc, *, seed=0, deadline: float | None = None) -> PilotCurve:
     N, C = desc.workload.users, desc.cluster.containers
     bound = C / job_work(desc)
     ks = sorted({k for k in GRID if k < N} | {N})
-    exact = desc.scheduler.policy in POLICIES and all(p.distribution in ("erlang", "exponential") for p in desc.phases)
-    root = np.random.SeedSequence(seed)
-    curve, runs = [], {}
-    for k in ks:
-        point = _exact_throughput(desc, k) if exact else None
-        if point is None:
-            exact = False       # larger k have larger chains
-            # a stream of its own: X(k) does not depend on which other k were simulated, nor in what order
-            rng = np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=(k,)))
-            runs[k] = _Replications(desc, k, rng, deadline)
-            point = runs[k].throughput()
-        curve.append(point)
-        if point.low >= SATURATED * bound:
-            break
-    return PilotCurve(desc, tuple(curve), runs)
+    curve = []
+    if desc.scheduler.policy in POLICIES and all(p.distribution in ("erlang", "exponential") for p in desc.phases):
+        for k in ks:        # larger k have larger chains: the first that is not small ends the exact ones
+            point = _exact_throughput(desc, k)
+            if point is None:
+                break
+            curve.append(point)
+            if point.low >= SATURATED * bound:
+                return PilotCurve(desc, tuple(curve), {})
+    runs = _pilots(desc, ks[len(curve):], np.random.SeedSequence(seed).entropy, deadline, SATURATED * bound)
+    return PilotCurve(desc, tuple(curve) + tuple(run.throughput() for run in runs.values()), runs)
+
+
+def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
+    """{k: the pilot of X(k)} for ``ks`` in order, up to the first whose interval reaches ``saturated``:
+    as many k side by side as the process has cores (:func:`~spn.analysis.threads.side_by_side`); those past
+    the first saturated one are dropped, so that the curve is the same on one core or several."""
+    runs, width, stop = {}, available_cores(), threading.Event()
+    for start in range(0, len(ks), width):
+        batch = ks[start:start + width]
+        pilots = side_by_side([lambda k=k: _Replications(desc, k, entropy, deadline, stop) for k in batch], stop=stop)
+        for run in pilots:
+            runs[run.k] = run
+            if run.throughput().low >= saturated:
+                return runs
+    return runs
 
 
 def _extend_all(runs: dict, wanted: dict) -> dict:
-    """{k: X(k)} after each simulated X(k) is run to its precision in ``wanted``: on as many threads as the
-    process has cores (the compiled kernel releases the GIL, and each k has its own random stream, so the
-    answer is the same on one core or several), the costliest first."""
-    workers = min(len(runs), available_cores())
-    if workers <= 1:
-        return {k: run.extend(wanted[k]) for k, run in runs.items()}
-    order = sorted(runs, key=lambda k: runs[k].cost(wanted[k]), reverse=True)
-    with ThreadPoolExecutor(workers) as pool:
-        futures = {pool.submit(runs[k].extend, wanted[k]): k for k in order}
-        try:
-            return {futures[future]: future.result() for future in as_completed(futures)}
-        except BaseException:       # Ctrl-C, or one past the deadline: the others stop too, at once
-            pool.shutdown(wait=False, cancel_futures=True)
-            for run in runs.values():
-                run.stop()
-            raise
+    """{k: X(k)} after each simulated X(k) has the long replications its precision in ``wanted`` asks: every
+    replication of every k side by side (:func:`~spn.analysis.threads.side_by_side`), the costliest first.
+    Each replication has its own random stream, so the answer is the same on one core or several; where one
+    fails (past the deadline) or Ctrl-C comes, the others stop at their next look at the clock."""
+    stop = threading.Event()
+    todo = [(k, i) for k, run in runs.items() for i in run.next_long(wanted[k])]
+    todo.sort(key=lambda unit: -runs[unit[0]].events_per_long)
+    done = side_by_side([lambda k=k, i=i: runs[k].long_replication(i, stop) for k, i in todo], stop=stop)
+    for (k, _), replication in zip(todo, done):     # in the order of i within each k
+        runs[k].add(replication)
+    return {k: run.throughput() for k, run in runs.items()}
 
 
 def _precisions(desc, curve: list, runs: dict, precision: float) -> dict:
@@ -226,41 +234,67 @@ class _Replications:
     completions in a window jumpy, and the busy time is not. A ratio estimator over the replications
     (independent, of two lengths: its delta-method variance holds for unequal ones), with a Student t
     interval. When made, a pilot of :data:`PILOT` short replications (max(2k, 10) jobs measured after
-    k + 5 of warm-up: an X(k) that keeps its pilot costs little); then (:meth:`extend`) as many long
-    ones (:data:`MEASURED_PER_WARMUP`) as Stein's rule asks for a precision, in jobs measured (at most
-    :data:`MAX_REPLICATIONS`), so that one seed gives one answer whatever the machine's load. Past
-    ``deadline`` (a :func:`time.perf_counter` instant), :class:`SpnError`."""
+    k + 5 of warm-up: an X(k) that keeps its pilot costs little); then (:meth:`next_long`,
+    :meth:`long_replication`) as many long ones (:data:`MEASURED_PER_WARMUP`) as Stein's rule asks for a
+    precision, in jobs measured (at most :data:`MAX_REPLICATIONS`), so that one seed gives one answer
+    whatever the machine's load. The pilot's random stream is the seed's spawned with (k,), long
+    replication i's with (k, i): each can run on any thread. Past ``deadline`` (a :func:`time.perf_counter`
+    instant), or once ``stop`` (a :class:`threading.Event`) is set, :class:`SpnError`."""
 
-    def __init__(self, desc, k: int, rng, deadline: float | None):
+    def __init__(self, desc, k: int, entropy, deadline: float | None, stop=None):
         from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
 
         if not compiled_cluster_ready():
             raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
-        self.k, self.rng, self.deadline = k, rng, deadline
+        self.k, self.entropy, self.deadline = k, entropy, deadline
         self.sim = CompiledClusterSimulator(with_users(desc, k, 0.0))
         self.work = job_work(desc)
         tasks = sum(p.tasks for p in desc.phases)
-        short = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
-        self.long = max(MEASURED_PER_WARMUP * (k + 5), short)
-        self.busy, self.durations, self.jobs, self.events = [], [], 0, 0
-        self._run(PILOT, short)
+        self.short = max(2 * k, 10, int(math.ceil(2_000 / tasks)))      # a few thousand task ends at least
+        self.long = max(MEASURED_PER_WARMUP * (k + 5), self.short)
+        self.busy, self.durations, self.jobs, self.events, self.longs = [], [], 0, 0, 0
+        self.store = store_for(self.sim, entropy, k)
+        name = f"pilot:{k + 5}:{self.short}"
+        pilot = self.store.get(name) if self.store else None
+        if pilot is None:
+            rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(k,)))
+            pilot = [self._replicate(rng, self.short, stop) for _ in range(PILOT)]
+            self._keep(name, pilot)
+        for rep in pilot:
+            self.add(rep)
+        self.events_per_long = self.long * self.events / self.jobs
 
-    def stop(self) -> None:
-        """End the replication running (on another thread) at its next look at the clock, and any after it."""
-        self.deadline = -math.inf
-
-    def _run(self, replications: int, length: int) -> None:
+    def _replicate(self, rng, length: int, stop) -> Kept:
         from spn.simulation.distributions import SimulationTimeout
 
-        for _ in range(replications):
-            try:
-                rep = self.sim.run(self.rng, warmup=self.k + 5, length=length, deadline=self.deadline)
-            except SimulationTimeout:
-                raise SpnError(f"simulating X({self.k}) took longer than the time given") from None
-            self.busy.append(rep.busy_area / self.work)
-            self.durations.append(rep.duration)
-            self.jobs += rep.completions
-            self.events += rep.events
+        try:
+            rep = self.sim.run(rng, warmup=self.k + 5, length=length, deadline=self.deadline, stop=stop)
+        except SimulationTimeout:
+            raise SpnError(f"simulating X({self.k}) took longer than the time given") from None
+        return Kept(rep.busy_area, rep.duration, rep.completions, rep.events)
+
+    def _keep(self, name: str, replications: list) -> None:
+        if self.store:
+            self.store.put(name, replications)
+
+    def long_replication(self, i: int, stop=None) -> Kept:
+        """Long replication ``i`` (its own stream; read back if kept), to :meth:`add`; ends early once
+        ``stop`` is set."""
+        name = f"long:{i}:{self.k + 5}:{self.long}"
+        kept = self.store.get(name) if self.store else None
+        if kept is not None:
+            return kept[0]
+        rng = np.random.default_rng(np.random.SeedSequence(self.entropy, spawn_key=(self.k, i)))
+        rep = self._replicate(rng, self.long, stop)
+        self._keep(name, [rep])
+        return rep
+
+    def add(self, rep) -> None:
+        self.busy.append(rep.busy_area / self.work)
+        self.durations.append(rep.duration)
+        self.jobs += rep.completions
+        self.events += rep.events
+        self.longs += len(self.busy) > PILOT
 
     @property
     def events_per_run(self) -> float:
@@ -276,21 +310,20 @@ class _Replications:
         return ratio_estimate(self.busy, self.durations)
 
     def replications_for(self, precision: float) -> int:
-        """The long replications Stein's rule asks (from the pilot) for ``precision``: the jobs measured
+        """The long replications Stein's rule asks (from those run) for ``precision``: the jobs measured
         grow as the square of the half-width's ratio to it."""
         if not math.isfinite(precision):
             return 0
         wanted = self.jobs * (self.relative_half_width() / precision) ** 2
-        return min(MAX_REPLICATIONS, max(0, math.ceil((wanted - self.jobs) / self.long)))
+        return min(MAX_REPLICATIONS - self.longs, max(0, math.ceil((wanted - self.jobs) / self.long)))
+
+    def next_long(self, precision: float) -> range:
+        """The numbers of the long replications still to run for ``precision``."""
+        return range(self.longs + 1, self.longs + 1 + self.replications_for(precision))
 
     def cost(self, precision: float) -> float:
-        """About how many events :meth:`extend` to ``precision`` simulates."""
-        return self.replications_for(precision) * self.long * self.events / max(self.jobs, 1)
-
-    def extend(self, precision: float) -> Throughput:
-        """X(k) after :meth:`replications_for` ``precision`` long replications."""
-        self._run(self.replications_for(precision), self.long)
-        return self.throughput()
+        """About how many events the long replications for ``precision`` simulate."""
+        return self.replications_for(precision) * self.events_per_long
 
     def throughput(self) -> Throughput:
         x = self.estimate()

@@ -153,13 +153,13 @@ class CompiledClusterSimulator:
         self._pending = pending_events(self.users, self.containers, held, driver_tasks)
 
     def run(self, seed=None, *, warmup: int, length: int, max_events: int | None = None,
-            deadline: float | None = None, job_times: bool = False) -> ClusterReplication:
+            deadline: float | None = None, stop=None, job_times: bool = False) -> ClusterReplication:
         """Simulate until ``warmup + length`` jobs ended; measure over the last ``length``.
 
         As :meth:`ClusterSimulator.run`: ``seed`` is an int, a :class:`numpy.random.Generator`
         (its stream goes on) or None; past ``max_events`` events, :class:`SpnError`; past
-        ``deadline`` (a :func:`time.perf_counter` instant), :class:`SimulationTimeout`;
-        ``job_times=True`` keeps each measured job's execution time (8 bytes a job).
+        ``deadline`` (a :func:`time.perf_counter` instant), or once ``stop`` (a :class:`threading.Event`)
+        is set, :class:`SimulationTimeout`; ``job_times=True`` keeps each measured job's execution time (8 bytes a job).
         """
         if length < 1:
             raise ModelError("length must be at least one job")
@@ -186,6 +186,8 @@ class CompiledClusterSimulator:
             if deadline is not None and now > deadline:
                 raise SimulationTimeout(f"the replication was stopped at its deadline after {si[kernel.EVENTS]:,} "
                                         f"events, at simulated time {sf[kernel.T]:g}")
+            if stop is not None and stop.is_set():
+                raise SimulationTimeout("the replication was stopped (another piece of the answer failed)")
             if now - chunk < CHUNK_SECONDS[0]:
                 budget = min(2 * budget, MAX_BUDGET)
             elif now - chunk > CHUNK_SECONDS[1]:
