@@ -57,7 +57,7 @@ def store_for(sim, entropy, k: int) -> ReplicationStore | None:
     if folder is None:
         return None
     key = hashlib.sha256(_code_version().encode())
-    key.update(json.dumps([list(map(int, sim._config)), str(entropy), k]).encode())
+    key.update(json.dumps([list(map(int, sim._config)), float(sim.think_time), str(entropy), k]).encode())
     for table in sim._tables:
         key.update(f"{table.dtype.str}{table.shape}".encode())
         key.update(table.tobytes())
