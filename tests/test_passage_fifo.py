@@ -12,7 +12,7 @@ import pytest
 
 from spn.analysis.chains import oldest_two, oldest_two_stationary
 from spn.analysis.decomposition import decompose, distribution_refused
-from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage
+from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_bottom, likely_top, shared_passage
 from spn.description import parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition
@@ -50,6 +50,24 @@ def test_jobs_it_does_not_follow_do_not_move_its_percentiles(N, Z, rates, r, r2)
     assert kept.n_states <= every.n_states
     for q in (50, 90, 99):
         assert kept.quantile(q / 100) == pytest.approx(every.quantile(q / 100), rel=1e-7)
+
+
+def test_in_a_loaded_cluster_the_few_jobs_states_it_leaves_out_do_not_move_its_law():
+    # 30 users thinking 2 s in front of a cluster that completes 2 jobs/s: rarely fewer than 11 in;
+    # those states, with the fastest arrivals, go, and the law moves by less than the tail they carry
+    N, Z, rates = 30, 2.0, [0.0, 1.0, 1.5, 1.8] + [2.0] * 27
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, 6, 3)
+    bottom = likely_bottom(N, Z, rates, [pi], 6, 3)
+    every, kept = fifo_passage(N, Z, rates, 6, 3, pi), fifo_passage(N, Z, rates, 6, 3, pi, bottom=bottom)
+    assert bottom > 2 and kept.n_states < every.n_states and kept.niter < every.niter
+    assert max(abs(kept.cdf(t) - every.cdf(t)) for t in np.linspace(0, every.quantile(0.9999), 300)) < 1e-9
+    assert kept.mean == pytest.approx(N / x - Z, rel=1e-9)
+
+
+@pytest.mark.parametrize("N, Z, rates, r, r2", CURVES)
+def test_where_few_jobs_are_likely_nothing_is_left_out(N, Z, rates, r, r2):
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
+    assert likely_bottom(N, Z, rates, [pi], r, r2) == 0
 
 
 def test_one_user_is_the_erlang_of_a_job_alone():

@@ -238,7 +238,8 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster. Where
     ``give_up_past`` is given and the percentiles ``asked`` (or P(R <= d), ``probability``) already have,
     from the cheap laws alone, a larger error than it, :class:`TooCoarse` before the fifo chain's are solved."""
-    from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
+    from spn.analysis.passage_fifo import (fifo_passage, flat_from, likely_bottom, likely_top, shared_passage,
+                                          stages_law)
 
     N, Z = desc.workload.users, desc.workload.think_time
     shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
@@ -256,7 +257,9 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
                                " (at least, from a job alone's law)")
     # one chain structure for the three rates; where the X(k)'s ends move R by less than SCALED_ENDS, a
     # job's law at them is its law at their values scaled in time as R is (one chain solved, not three)
-    flat, top = flat_from(rates), likely_top(N, [pi for _, pi in solved], stages, second)
+    pis = [pi for _, pi in solved]
+    flat, top = flat_from(rates), likely_top(N, pis, stages, second)
+    bottom = likely_bottom(N, Z, rates[:len(pis)], pis, stages, second)
     ends = fifo[1:] / fifo[0] if fifo[0] > 0 else np.ones(2)
     scaled = bool(np.all(np.abs(ends - 1) < SCALED_ENDS))
     rows = {}       # exact X(k) have no interval: their three rows are one
@@ -264,7 +267,8 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
         rows.setdefault(row.tobytes(), (row, pi))
     # the first on this thread, so that Ctrl-C stops it at once
     solved_laws = side_by_side([lambda row=row, pi=pi: fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
-                                                                   deadline=deadline) for row, pi in rows.values()])
+                                                                   bottom=bottom, deadline=deadline)
+                                for row, pi in rows.values()])
     laws = dict(zip(rows, solved_laws))
     if scaled:
         law = laws[rates[0].tobytes()]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["fifo_passage", "fifo_passage_chain", "shared_passage", "stages_law", "EmpiricalLaw", "flat_from",
-           "likely_top", "PASSAGE_ATOL"]
+           "likely_top", "likely_bottom", "PASSAGE_ATOL"]
 
 #: P(still running) at which the uniformisation stops: far below the percentiles asked (up to p99.9)
 PASSAGE_ATOL = 1e-8
@@ -65,12 +65,42 @@ def likely_top(N: int, pis, r: int, r2: int, tail: float = TAIL) -> int:
     return min(top, N)
 
 
+def likely_bottom(N: int, Z: float, rates, pis, r: int, r2: int, tail: float = TAIL) -> int:
+    """The fewest jobs in the cluster the passage chain follows while fewer than its ``flat`` − 2 are behind
+    the tagged job: states with fewer (rare in a loaded cluster, and the fastest, as the users who think
+    submit at (N − n) / Z) are dropped, and the tagged job enters them with probability ``tail`` at most.
+
+    A job spends E[n 1{n < m}] / X <= (m − 1) P(n < m) / X seconds on average in the cluster while fewer
+    than m jobs are in (Little), and each visit there lasts 1 / q or more on average (q bounds a state's
+    rates), so it enters them (P(n < m) in the stationary laws ``pis``) with probability (m − 1) P(n < m)
+    q / X at most; a job arriving there has probability Σ_{n < m − 1} π(n) (N − n) / Σ π(n) (N − n).
+
+    >>> likely_bottom(2, 1.0, [0.0, 1.0, 1.0], [[0.2, 0.4, 0.4]], 1, 1)        # nothing to drop
+    0
+    """
+    rates = np.atleast_2d(np.asarray(rates, dtype=float))
+    q = N / Z + (r + r2) * float(rates.max())
+    bottom = N
+    for pi, x in zip(np.atleast_2d(np.asarray(pis, dtype=float)), rates):
+        levels = np.concatenate([[pi[0], pi[1:1 + r].sum()], pi[1 + r:].reshape(N - 1, r * r2).sum(axis=1)])
+        n = np.arange(N + 1)
+        throughput = float(levels @ x[:N + 1])
+        below = np.concatenate([[0.0], levels.cumsum()[:-1]])            # P(n < m), m = 0..N
+        arrive = levels * (N - n)
+        arriving = np.concatenate([[0.0, 0.0], arrive.cumsum()[:-2]]) / arrive.sum()   # Σ_{n < m − 1}
+        bound = np.maximum(n - 1, 0) * below * q / max(throughput, 1e-300) + arriving
+        bottom = min(bottom, int(np.flatnonzero(bound <= tail).max()))
+    return bottom if bottom > 2 else 0
+
+
 def fifo_passage(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
-                 top: int | None = None, atol: float = PASSAGE_ATOL, deadline: float | None = None):
+                 top: int | None = None, bottom: int = 0, atol: float = PASSAGE_ATOL,
+                 deadline: float | None = None):
     """The execution-time law of a job in :func:`~spn.analysis.chains.oldest_two`'s chain (stages r, r2,
     stationary law ``pi``): a :class:`~spn.solvers.passage.PassageTimeResult` (``mean``, ``cdf``,
     ``percentiles``...). ``flat``: X is constant from there on (default :func:`flat_from` ``(rates)``);
-    ``top``: the most jobs in the cluster it follows (default N; past it arrivals are dropped); past
+    ``top``: the most jobs in the cluster it follows (default N; past it arrivals are dropped); ``bottom``:
+    the fewest while fewer than ``flat`` − 2 are behind the tagged job (:func:`likely_bottom`); past
     ``deadline`` (a :func:`time.perf_counter` instant), :class:`~spn.exceptions.SpnError`.
 
     >>> from spn.analysis.chains import oldest_two_stationary
@@ -78,7 +108,7 @@ def fifo_passage(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | No
     >>> round(fifo_passage(2, 1.0, [0.0, 1.0, 1.0], 1, 1, pi).mean, 6), round(2 / x - 1, 6)
     (1.5, 1.5)
     """
-    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top)
+    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top, bottom=bottom)
     return _solved(Q, alpha, atol, deadline)
 
 
@@ -97,12 +127,14 @@ def _solved(Q, alpha, atol: float, deadline: float | None):
 
 
 def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
-                       top: int | None = None):
+                       top: int | None = None, bottom: int = 0):
     """(Q, α): the sub-generator (CSR) of the tagged job's absorbing chain and its law at arrival.
 
     States: 0..r − 1 the tagged job oldest at that stage; then one block of r · r2 states (j1, j2) for
     each (p, b), p = 2..top, b = 0..min(top − p, cap) (b = cap: cap or more, where X(p + b) no longer
-    moves; jobs past ``top`` (:func:`likely_top`) are so unlikely that arrivals there are dropped).
+    moves; jobs past ``top`` (:func:`likely_top`) are so unlikely that arrivals there are dropped). Blocks
+    with b < cap and p + b < ``bottom`` (:func:`likely_bottom`) are left out: the mass that would enter
+    them leaves the chain (at most its ``tail``), and so does the tagged job's arrival there.
 
     >>> Q, alpha = fifo_passage_chain(2, 1.0, [0.0, 1.0, 1.0], 1, 1, [0.2, 0.4, 0.4])
     >>> Q.toarray().tolist(), alpha.tolist()       # oldest; second (the oldest ahead ends at 1/s)
@@ -115,12 +147,14 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     cap = max((flat_from(rates) if flat is None else int(flat)) - 2, 0)
     top = N if top is None else min(int(top), N)
     level = r * r2
-    ps = np.array([p for p in range(2, top + 1) for _ in range(min(top - p, cap) + 1)], dtype=int)
-    bs = np.array([b for p in range(2, top + 1) for b in range(min(top - p, cap) + 1)], dtype=int)
+    pairs = [(p, b) for p in range(2, top + 1) for b in range(min(top - p, cap) + 1)
+             if p + b >= bottom or b == min(top - p, cap)]
+    ps = np.array([p for p, _ in pairs], dtype=int)
+    bs = np.array([b for _, b in pairs], dtype=int)
     start = r + level * np.arange(ps.size)             # the first state of each block
     block = {(int(p), int(b)): int(s) for p, b, s in zip(ps, bs, start)}
     size = r + level * ps.size
-    rows, cols, vals, out = [], [], [], np.zeros(size)
+    rows, cols, vals, out, leak = [], [], [], np.zeros(size), np.zeros(size)
 
     def add(a, b, v):
         a, b, v = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(v, dtype=float))
@@ -139,23 +173,31 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
         n = p + b
         if b < min(top - p, cap):                        # a job arrives behind the tagged one
             add(here, block[p, b + 1] + j1 * r2 + j2, (N - n) / Z)
+        lost = np.zeros(here.size)                       # into the blocks left out (below ``bottom``)
         step1 = j1 < r - 1
         add(here[step1], here[step1] + r2, r * x1)
         # the oldest ends: the second becomes the oldest at its progress, the third (or the tagged job) second
         ends = ~step1
-        to = promoted[ends] if p == 2 else block[p - 1, b] + promoted[ends] * r2
-        add(here[ends], to, r * x1)
+        if p == 2:
+            add(here[ends], promoted[ends], r * x1)
+        elif (p - 1, b) in block:
+            add(here[ends], block[p - 1, b] + promoted[ends] * r2, r * x1)
+        else:
+            lost[ends] += r * x1
         rate2 = r2 * max(rates[n] - x1, 0.0)
         step2 = j2 < r2 - 1
         add(here[step2], here[step2] + 1, rate2)
         if p == 2:                                       # the second is the tagged job: it ends
             out[here[~step2]] += rate2
-        else:                                            # the second ends first: the next one is second
+        elif (p - 1, b) in block:                        # the second ends first: the next one is second
             add(here[~step2], block[p - 1, b] + j1[~step2] * r2, rate2)
+        else:
+            lost[~step2] += rate2
+        leak[here] += lost
     rows, cols, vals = (np.concatenate(v) if v else np.zeros(0) for v in (rows, cols, vals))
     moves = vals > 0
     Q = coo_matrix((vals[moves], (rows[moves].astype(int), cols[moves].astype(int))), shape=(size, size)).tocsr()
-    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel() + out)).tocsr()
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel() + out + leak)).tocsr()
     return Q, _arrivals(min(N, top), N, pi, r, r2, block, size)
 
 
@@ -163,12 +205,13 @@ def _arrivals(top: int, N: int, pi: np.ndarray, r: int, r2: int, block: dict, si
     """α: the tagged job's state at its arrival, from the others' state s, weighted π(s) · (N − n(s))."""
     alpha = np.zeros(size)
     alpha[0] = pi[0] * N                                 # into the empty cluster
-    if top >= 2:
+    if top >= 2 and (2, 0) in block:
         alpha[block[2, 0] + np.arange(r) * r2] = pi[1:1 + r] * (N - 1)   # behind one job, second at stage 0
     level = r * r2
     for n in range(2, top):                              # behind n jobs: the two oldest as they are
-        s = 1 + r + (n - 2) * level
-        alpha[block[n + 1, 0]:block[n + 1, 0] + level] = pi[s:s + level] * (N - n)
+        if (n + 1, 0) in block:                          # (else below the chain's bottom: left out)
+            s = 1 + r + (n - 2) * level
+            alpha[block[n + 1, 0]:block[n + 1, 0] + level] = pi[s:s + level] * (N - n)
     return alpha / alpha.sum()
 
 
