@@ -27,6 +27,7 @@ R = N / X − Z (Little), and the utilisation is X · W / C. Exact for one user 
 Z + 1 / X(1)) and where the cluster is product-form (one exponential task per job: an M/M/C
 station, r = 1, every chain is the birth-death chain) when X(k) is exact. The error it reports
 is the simulated X(k)'s 95 % intervals propagated through the chain plus, as the model's error,
+a share (:data:`MODEL_ERROR_SHARE`, tuned on a grid of its own: validation/tune_decomposition.py) of
 the gap between the birth-death and fifo chains (processor sharing and service in order, the two
 ends between which fair lies for jobs no more variable than exponential ones;
 validation/run_decomposition.py measures both against long simulations: docs/decomposition.md).
@@ -70,6 +71,11 @@ PILOT_MARGIN = 1.25
 #: how little the X(k)'s interval must move R (relative) for a job's law at its ends to be the law at its
 #: values scaled in time as R is, instead of two more chains solved (at the paper's scale, 20 s of 22)
 SCALED_ENDS = 1e-3
+#: the share of the gap between the fifo and birth-death chains stated as the mean's model error, on each
+#: side: chosen on a tuning grid the validation never sees (validation/tune_decomposition.py,
+#: docs/decomposition-tuning.md; the gap itself is a scale of how much the order of service matters, not a
+#: bound: under fifo the cluster is mostly faster than both chains)
+MODEL_ERROR_SHARE = {"fifo": 0.4, "fair": 0.75}
 #: jobs alone simulated for the coefficient of variation of a job's time (its stages)
 ALONE_JOBS = 400
 
@@ -199,7 +205,8 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     job = job_stages(desc, times) if several else 1
     stages, second = stage_counts(job, N)
     if give_up_past is not None and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more
-        _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past)
+        _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past,
+                           MODEL_ERROR_SHARE[desc.scheduler.policy])
     curve = pilot.refine(precision)
     policy = desc.scheduler.policy
     fair = policy == "fair"
@@ -213,8 +220,9 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     fifo = np.maximum(N / np.array([x for x, _ in solved]) - Z, 0.0)
     r_fifo = float(fifo[0])
     chosen, slow, fast = (float(v) for v in (fair_response(N, Z, rates, C, work_r)[0] if fair else fifo))
-    # fair lies between processor sharing (birth-death) and service in order (fifo): the gap is the model's error
-    gap = abs(r_fifo - r_bd)
+    # how much the order of service moves R (fair lies between processor sharing, the birth-death chain, and
+    # service in order, the fifo chain): a share of it is the model's error
+    gap = MODEL_ERROR_SHARE[policy] * abs(r_fifo - r_bd)
     low, high = min(fast, chosen) - gap, max(slow, chosen) + gap
     x = N / (chosen + Z)
     if give_up_past is not None and distribution:
@@ -285,14 +293,15 @@ def alone_gap(erlang, alone) -> float:
     return max(abs(float(erlang.cdf(alone.quantile(u))) - u) for u in np.linspace(0.01, 0.99, 99))
 
 
-def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float) -> None:
-    """:class:`TooCoarse` when the model's error (the gap between the fifo and birth-death chains, which
-    the final interval has on each side) is past ``widest`` of R, with the X(k) of the pilots: by more
+def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float,
+                       share: float) -> None:
+    """:class:`TooCoarse` when the model's error (``share`` of the gap between the fifo and birth-death
+    chains, :data:`MODEL_ERROR_SHARE`, which the final interval has on each side) is past ``widest`` of R, with the X(k) of the pilots: by more
     than :data:`PILOT_MARGIN`, as the pilots' X(k) are a few per cent off."""
     r_bd = response(N, Z, birth_death(N, Z, rates))
     r_fifo = response(N, Z, oldest_two(N, Z, rates, stages, second))
     # under fair R lies between the two: the larger one is the smallest relative gap it can have
-    error = abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
+    error = share * abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
     if error > PILOT_MARGIN * widest:
         raise TooCoarse.of("model error of the mean", error, widest, " (from short runs of X(k))")
 

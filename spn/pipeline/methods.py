@@ -12,9 +12,10 @@ method                  applies to                             error
 ``job-alone``           one user, one class, Erlang laws,      rigorous bounds (order statistics)
                         phases that never wait for each other
 ``decomposition``       one class under fifo or fair: the      X(k)'s intervals propagated + the model's
-                        mean; under fifo also percentiles and  error (the gap between its fifo and
-                        P(R <= d) (a job's passage time in     processor-sharing chains; percentiles: +
-                        the fifo chain)                        a job alone's Erlang fit's gap)
+                        mean; under fifo also percentiles and  error (a share of the gap between its fifo
+                        P(R <= d) (a job's passage time in     and processor-sharing chains, tuned;
+                        the fifo chain)                        percentiles: the whole gap + a job alone's
+                                                               Erlang fit's gap)
 ``simulation``          every model                            a 95 % confidence interval
 ======================  =====================================  ===========================================
 

@@ -26,9 +26,10 @@ INTERVAL_KINDS = {
     "job-alone": "numerical: rigorous bounds of the job-alone method (not the spread of real runs)",
     "simulation": "numerical: 95 % confidence intervals of the simulation (not the spread of real runs)",
     "decomposition": "numerical: the simulated X(k)'s 95 % intervals propagated, widened by the model's error "
-                     "(the gap between its fifo and birth-death chains, for the mean and for each percentile, where a "
-                     "percentile adds how far a job alone's Erlang law in the chain is from its own; measured in "
-                     "docs/decomposition.md), not the spread of real runs",
+                     "(for the mean a share of the gap between its fifo and birth-death chains, the share chosen on a "
+                     "tuning grid: docs/decomposition-tuning.md; for each percentile the whole gap, plus how far a "
+                     "job alone's Erlang law in the chain is from its own; measured in docs/decomposition.md), not "
+                     "the spread of real runs",
 }
 
 
