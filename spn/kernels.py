@@ -38,7 +38,7 @@ _PACKAGE = Path(__file__).parent
 GROUPS = {
     "explore": ((_PACKAGE / "statespace" / "compiled.py", _PACKAGE / "statespace" / "compiled_choices.py",
                  _PACKAGE / "statespace" / "compiled_gates.py", _PACKAGE / "statespace" / "compiled_landing.py",
-                 _PACKAGE / "statespace" / "activity_table.py"),
+                 _PACKAGE / "statespace" / "activity_table.py", _PACKAGE / "statespace" / "compiled_generator.py"),
                 "spn-kernels"),
     "cluster": ((_PACKAGE / "simulation" / "cluster_kernel.py",), "spn-cluster-kernels"),
 }
@@ -149,11 +149,15 @@ def _clear_cache(group: str) -> None:
 def _warm_explore() -> None:
     """The exploration kernel for the marking widths nets usually need: one byte per place, and
     two (a place that holds more than 127 tokens); without choice gates and with them (a kernel
-    of its own: the plain one is compiled without the gates' code)."""
+    of its own: the plain one is compiled without the gates' code); and the pass that builds the
+    generator of its chains (:mod:`spn.statespace.compiled_generator`)."""
     from spn.net import InputGate, InstantActivity, Net, Place, TimedActivity
     from spn.net.choice import Candidate, ChoiceGate
-    from spn.statespace import compiled
+    import numpy as np
 
+    from spn.statespace import compiled, compiled_generator
+
+    compiled_generator.generator(2, np.array([0, 1], np.int32), np.array([1, 0], np.int32), np.ones(2))
     for tokens in (1, 200):
         for gates in ((), (InputGate(ChoiceGate((Candidate(key=(("busy", 1),)),), chosen=0)),)):
             compiled.explore_plain(Net([Place("idle", tokens), Place("ready"), Place("busy")], [

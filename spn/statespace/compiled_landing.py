@@ -25,6 +25,8 @@ from numba import njit
 DONE, CHUNK_ENDED, ROOM_STATES, ROOM_TRANSITIONS, ROOM_TIMED, ROOM_IMPULSES, WIDER, GIVE_UP, TOO_MANY, SPLIT = range(10)
 ID_BITS = 40
 ID_MASK = (1 << ID_BITS) - 1
+#: rows put into a grown table together (their slots fetched in one pass: 16 KB of them)
+REHASH_BLOCK = 1 << 11
 
 
 def row_width(n_places: int, dtype) -> int:
@@ -82,13 +84,22 @@ def slot_of(h, slots):
 
 @_compiled
 def rehash(row_words, n, slots):
-    """Put the first n rows (as words) into the empty table ``slots``."""
+    """Put the first n rows (as words) into the empty table ``slots``, a block at a time: the block's
+    slots read first, in a short loop of independent reads (as :func:`flush` does), then filled."""
     mask = len(slots) - 1
-    for i in range(n):
-        pos, tag = slot_of(hash_words(row_words, i), slots)
-        while slots[pos] != 0:
-            pos = (pos + 1) & mask
-        slots[pos] = (tag << ID_BITS) | (i + 1)
+    pos, tags, first = np.empty(REHASH_BLOCK, np.int64), np.empty(REHASH_BLOCK, np.int64), \
+        np.empty(REHASH_BLOCK, np.int64)
+    for start in range(0, n, REHASH_BLOCK):
+        size = min(REHASH_BLOCK, n - start)
+        for i in range(size):
+            pos[i], tags[i] = slot_of(hash_words(row_words, start + i), slots)
+        for i in range(size):           # (kept, so that the reads stay)
+            first[i] = slots[pos[i]]
+        for i in range(size):
+            at = pos[i]
+            while slots[at] != 0:
+                at = (at + 1) & mask
+            slots[at] = (tags[i] << ID_BITS) | (start + i + 1)
 
 
 @_inlined

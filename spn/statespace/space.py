@@ -58,7 +58,11 @@ class StateSpace:
         """The CTMC generator Q (CSR): off-diagonal rates, rows summing to zero."""
         if self._generator is None:
             from spn.ctmc import generator_matrix
-            self._generator = generator_matrix(self.n_states, self.src, self.dst, self.rate)
+            Q = None
+            if "spn.statespace.compiled" in sys.modules:    # Numba loaded: one pass, the same matrix
+                from spn.statespace.compiled_generator import generator
+                Q = generator(self.n_states, self.src, self.dst, self.rate)
+            self._generator = generator_matrix(self.n_states, self.src, self.dst, self.rate) if Q is None else Q
         return self._generator
 
     @property
