@@ -14,7 +14,9 @@ group, ``cluster``, with its own stamp: each group is ready when its own sources
 compiled (``ready("cluster")``).
 
 ``python -m spn.kernels`` compiles them in the foreground (useful after an install);
-``python -m spn.kernels cluster`` one group.
+``python -m spn.kernels cluster`` one group. One process at a time compiles a group: a process that
+needs the kernels while another compiles them waits for it (:func:`await_other`) and loads its code,
+rather than compile the same code on the other core and race it to Numba's cache.
 
 >>> isinstance(ready(), bool)
 True
@@ -91,16 +93,51 @@ def mark_ready(group: str = "explore") -> None:
 
 def warm_in_background(group: str = "explore") -> None:
     """Start one detached process that compiles the kernels, unless one started recently."""
-    marker = stamp_path(group).with_suffix(".warming")
+    marker = _marker(group)
     try:
         if marker.exists() and time.time() - marker.stat().st_mtime < WARMING_PATIENCE:
             return
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-        subprocess.Popen([sys.executable, "-m", "spn.kernels", group], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen([sys.executable, "-m", "spn.kernels", group], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        marker.write_text(str(process.pid))
     except OSError:
         pass
+
+
+def compiling_elsewhere(group: str = "explore") -> bool:
+    """Is another process compiling ``group`` now? (Its process id is in the group's marker, which it
+    deletes when done; a marker older than :data:`WARMING_PATIENCE` or of a process gone is not believed.)
+
+    >>> compiling_elsewhere("cluster") in (True, False)
+    True
+    """
+    marker = _marker(group)
+    try:
+        pid = int(marker.read_text() or 0)
+        fresh = time.time() - marker.stat().st_mtime < WARMING_PATIENCE
+    except (OSError, ValueError):
+        return False
+    if not fresh or pid in (0, os.getpid()):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:                                 # alive, another user's
+        pass
+    return True
+
+
+def await_other(group: str = "explore", *, until: float | None = None) -> None:
+    """Where another process is compiling ``group``, wait until it is done (or the :func:`time.perf_counter`
+    instant ``until``) and then load its code, rather than compile the same code beside it on the
+    other core and race it to Numba's cache."""
+    while not ready(group) and compiling_elsewhere(group):
+        if until is not None and time.perf_counter() >= until:
+            return
+        time.sleep(0.2)
 
 
 def wait_ready(group: str = "explore", *, until: float, message: str | None = None) -> bool:
@@ -120,17 +157,35 @@ def wait_ready(group: str = "explore", *, until: float, message: str | None = No
 
 
 def warm(group: str = "explore") -> None:
-    """Compile a group's kernels (or load them from Numba's cache), and record it."""
-    if not ready(group):
-        _clear_cache(group)
-    if group == "cluster":
-        from spn.simulation import cluster_compiled
+    """Compile a group's kernels (or load them from Numba's cache), and record it. While it compiles, its
+    process id is in the group's marker, so that other processes wait for it (:func:`await_other`)."""
+    await_other(group)
+    marker = _marker(group)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(os.getpid()))
+    except OSError:
+        pass
+    try:
+        if not ready(group):
+            _clear_cache(group)
+        if group == "cluster":
+            from spn.simulation import cluster_compiled
 
-        cluster_compiled.warm()
-    else:
-        _warm_explore()
-    mark_ready(group)
-    stamp_path(group).with_suffix(".warming").unlink(missing_ok=True)
+            cluster_compiled.warm()
+        else:
+            _warm_explore()
+        mark_ready(group)
+    finally:
+        try:
+            marker.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _marker(group: str) -> Path:
+    """The file that says a process is compiling ``group``: it holds that process's id."""
+    return stamp_path(group).with_suffix(".warming")
 
 
 def _clear_cache(group: str) -> None:

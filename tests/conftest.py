@@ -19,3 +19,20 @@ from spark_logs import spark_logs  # noqa: E402,F401
 # the replications that measured X(k) are kept in the user's cache (spn.analysis.replication_store): tests
 # simulate afresh and write nothing there; the store's own tests point it at a temporary folder
 os.environ["SPN_CACHE_DIR"] = "off"
+
+
+def pytest_sessionstart(session):
+    """The compiled kernels, compiled once in two processes beside the tests (about 100 s of CPU on an empty
+    cache) rather than by each test worker that needs them: those wait for them (spn.kernels.await_other)."""
+    if hasattr(session.config, "workerinput"):      # a pytest-xdist worker: the controller started them
+        return
+    from spn import kernels
+
+    for group in kernels.GROUPS:
+        if not kernels.ready(group):
+            kernels.warm_in_background(group)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that call the compiled kernels run last (in their order): by then the kernels are compiled."""
+    items.sort(key=lambda item: item.get_closest_marker("compiled") is not None)

@@ -21,6 +21,8 @@ from spn.statespace import explore
 from spn.statespace.activity_table import is_plain
 from test_activity_table import same_chain
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 PLACES = {"run1": 0, "wait1": 1, "run2": 2, "wait2": 3, "run3": 4, "wait3": 5}
 
 

@@ -31,6 +31,8 @@ from spn.simulation.cluster_compiled import CompiledClusterSimulator, cluster_si
 from spn.simulation.distributions import SimulationTimeout
 from spn.simulation.statistics import ratio_estimate
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 MAPREDUCE = load_description("models/mapreduce.yaml")
 
 

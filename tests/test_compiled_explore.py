@@ -29,6 +29,8 @@ from spn.statespace import explore
 from test_activity_table import mapreduce_dag, same_chain
 from test_properties import conservative_nets
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 def both(net, **kw):
     return explore(net, engine="compiled", **kw), explore(net, engine="numpy", **kw)
 

@@ -14,6 +14,8 @@ from spn.models.jobs import application_net
 from spn.statespace import explore, kernel_arrays
 from spn.statespace.compiled_generator import STABLE_ROW, generator
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

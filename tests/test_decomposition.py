@@ -170,6 +170,7 @@ def test_asked_for_percentiles_it_gives_up_before_solving_a_jobs_law_when_the_me
         decompose(desc, seed=1, distribution=True, give_up_past=0.5 * answer.error_bound)
 
 
+@pytest.mark.compiled     # its exact chains, past 20,000 states, need the compiled explorer in time
 @pytest.mark.parametrize("users, containers, tasks, shape, think", [
     (4, 2, 8, 1, 40.0), (4, 2, 8, 4, 40.0), (6, 2, 8, 4, 40.0), (5, 3, 4, 3, 10.0)])
 def test_fair_on_few_containers_follows_the_jobs_progress(users, containers, tasks, shape, think):

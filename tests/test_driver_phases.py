@@ -36,6 +36,8 @@ from spn.models.jobs import build_jobs
 from spn.simulation import cluster_compiled
 from spn.simulation.runner import simulate_description
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 
 @pytest.fixture(scope="module")
 def compiled():

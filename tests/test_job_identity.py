@@ -43,6 +43,8 @@ from spn.solvers import steady_state  # noqa: E402
 from spn.statespace import explore  # noqa: E402
 from spn.statespace.activity_table import is_plain  # noqa: E402
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 POLICIES = ("gate", "fifo", "fair")
 
 

@@ -9,6 +9,8 @@ from spn.analysis.throughput import throughput_curve
 from spn.description import parse_description
 from spn.simulation.cluster_compiled import CompiledClusterSimulator
 
+pytestmark = pytest.mark.compiled      # run last: the kernels compiled beside the first tests are ready
+
 
 def _desc(users=30, think=20.0, task_time=1.0):
     return parse_description({"name": "d", "workload": {"users": users, "think_time": think},

@@ -163,6 +163,8 @@ class CompiledClusterSimulator:
         """
         if length < 1:
             raise ModelError("length must be at least one job")
+        if not _marked and not compiled_cluster_ready():
+            kernels.await_other("cluster", until=deadline)
         from spn.simulation import (
             cluster_kernel as kernel,  # loads Numba, and the kernel from its cache
         )

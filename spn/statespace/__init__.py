@@ -122,6 +122,8 @@ def _explore(net, max_states, progress, engine, max_seconds):
                         option="max_seconds")
     if engine != "numpy":
         from spn.statespace import compiled   # loads Numba: only when the chain is worth it
+        if not kernels.ready():
+            kernels.await_other(until=None if max_seconds is None else started + max_seconds)
         if engine == "compiled" and not is_plain(net, choices=True):
             raise ValueError("the compiled engine needs a plain net (no gates but choice gates, constant rates "
                              "and weights)")
