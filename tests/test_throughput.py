@@ -132,3 +132,39 @@ def test_when_one_x_k_fails_or_ctrl_c_comes_the_others_stop_at_once(monkeypatch)
     with pytest.raises(SpnError, match="X\\(1\\)"):
         throughput._extend_all(runs, {1: 0.01, 2: 0.01})
     assert runs[2].stopped.wait(5) and time.perf_counter() - started < 10
+
+
+def test_a_pilot_past_the_saturated_k_is_stopped_at_once_and_dropped(monkeypatch):
+    import threading
+    import time
+
+    from spn.exceptions import SpnError
+
+    started_k, stopped = [], threading.Event()
+
+    class Pilot:
+        """X(1) is quick and below the bound; X(2) saturates after a while; X(3) runs until told to stop."""
+
+        def __init__(self, desc, k, entropy, deadline, stop=None, kept_only=False):
+            if kept_only:
+                raise LookupError("nothing kept")
+            started_k.append(k)
+            self.k = k
+            if k == 2:
+                time.sleep(0.3)
+            if k >= 3:
+                while not stop.is_set():
+                    time.sleep(0.01)
+                stopped.set()
+                raise SpnError(f"simulating X({k}) took longer than the time given")
+
+        def throughput(self):
+            low = 1.0 if self.k == 2 else 0.5
+            return throughput.Throughput(self.k, low, low, low, "simulation")
+
+    monkeypatch.setattr(throughput, "_Replications", Pilot)
+    monkeypatch.setattr(threads, "available_cores", lambda: 2)
+    began = time.perf_counter()
+    runs = throughput._pilots(None, [1, 2, 3, 4, 6], 0, None, saturated=0.9)
+    assert sorted(runs) == [1, 2] and stopped.is_set() and time.perf_counter() - began < 5
+    assert 4 not in started_k and 6 not in started_k           # none larger starts once X(2) is saturated

@@ -296,8 +296,9 @@ def alone_gap(erlang, alone) -> float:
 def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float,
                        share: float) -> None:
     """:class:`TooCoarse` when the model's error (``share`` of the gap between the fifo and birth-death
-    chains, :data:`MODEL_ERROR_SHARE`, which the final interval has on each side) is past ``widest`` of R, with the X(k) of the pilots: by more
-    than :data:`PILOT_MARGIN`, as the pilots' X(k) are a few per cent off."""
+    chains, :data:`MODEL_ERROR_SHARE`, which the final interval has on each side) is past ``widest`` of
+    R, with the X(k) of the pilots: by more than :data:`PILOT_MARGIN`, as the pilots' X(k) are a few per
+    cent off."""
     r_bd = response(N, Z, birth_death(N, Z, rates))
     r_fifo = response(N, Z, oldest_two(N, Z, rates, stages, second))
     # under fair R lies between the two: the larger one is the smallest relative gap it can have

@@ -137,18 +137,54 @@ def pilot_curve(desc, *, seed=0, deadline: float | None = None) -> PilotCurve:
 
 
 def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
-    """{k: the pilot of X(k)} for ``ks`` in order, up to the first whose interval reaches ``saturated``:
-    as many k side by side as the process has cores (:func:`~spn.analysis.threads.side_by_side`); those past
-    the first saturated one are dropped, so that the curve is the same on one core or several."""
-    runs, width, stop = {}, available_cores(), threading.Event()
-    for start in range(0, len(ks), width):
-        batch = ks[start:start + width]
-        pilots = side_by_side([lambda k=k: _Replications(desc, k, entropy, deadline, stop) for k in batch], stop=stop)
-        for run in pilots:
-            runs[run.k] = run
-            if run.throughput().low >= saturated:
-                return runs
-    return runs
+    """{k: the pilot of X(k)} for ``ks`` in order, up to the first whose interval reaches ``saturated``.
+    The pilots kept from an earlier answer are read back first; the others run side by side on the
+    process's cores (:func:`~spn.analysis.threads.side_by_side`), each core taking the next k as soon as
+    it is free. Once a pilot is saturated, no larger k starts and those running stop at once; any larger
+    one that ended first is dropped, so that the curve is the same on one core or several."""
+    runs = {}
+    for k in ks:        # those kept from an earlier answer first, in order: a cluster asked again simulates nothing
+        try:
+            runs[k] = _Replications(desc, k, entropy, deadline, kept_only=True)
+        except LookupError:
+            break
+        if runs[k].throughput().low >= saturated:
+            return runs
+    ks = ks[len(runs):]
+    shared, first = threading.Event(), [math.inf]
+    cancels = {k: _Cancel(shared) for k in ks}
+    lock = threading.Lock()
+
+    def pilot(k: int):
+        if k > first[0]:
+            return None
+        try:
+            run = _Replications(desc, k, entropy, deadline, cancels[k])
+        except SpnError:
+            if cancels[k].own.is_set():
+                return None
+            raise
+        if run.throughput().low >= saturated:
+            with lock:
+                first[0] = min(first[0], k)
+                for later in ks:
+                    if later > k:
+                        cancels[later].own.set()
+        return run
+
+    started = side_by_side([lambda k=k: pilot(k) for k in ks], stop=shared)
+    return runs | {run.k: run for run in started if run is not None and run.k <= first[0]}
+
+
+class _Cancel:
+    """A pilot's stop: the whole answer's (``shared``: one piece failed, or Ctrl-C) or its own (a smaller
+    k saturated the cluster: this k is not needed)."""
+
+    def __init__(self, shared: threading.Event):
+        self.shared, self.own = shared, threading.Event()
+
+    def is_set(self) -> bool:
+        return self.shared.is_set() or self.own.is_set()
 
 
 def _extend_all(runs: dict, wanted: dict) -> dict:
@@ -239,9 +275,10 @@ class _Replications:
     precision, in jobs measured (at most :data:`MAX_REPLICATIONS`), so that one seed gives one answer
     whatever the machine's load. The pilot's random stream is the seed's spawned with (k,), long
     replication i's with (k, i): each can run on any thread. Past ``deadline`` (a :func:`time.perf_counter`
-    instant), or once ``stop`` (a :class:`threading.Event`) is set, :class:`SpnError`."""
+    instant), or once ``stop`` (a :class:`threading.Event`) is set, :class:`SpnError`; ``kept_only``: the
+    pilot only as kept from an earlier answer (:mod:`~spn.analysis.replication_store`), else :class:`LookupError`."""
 
-    def __init__(self, desc, k: int, entropy, deadline: float | None, stop=None):
+    def __init__(self, desc, k: int, entropy, deadline: float | None, stop=None, *, kept_only: bool = False):
         from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
 
         if not compiled_cluster_ready():
@@ -256,6 +293,8 @@ class _Replications:
         self.store = store_for(self.sim, entropy, k)
         name = f"pilot:{k + 5}:{self.short}"
         pilot = self.store.get(name) if self.store else None
+        if pilot is None and kept_only:
+            raise LookupError(f"the pilot of X({k}) was not kept")
         if pilot is None:
             rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(k,)))
             pilot = [self._replicate(rng, self.short, stop) for _ in range(PILOT)]
