@@ -73,7 +73,6 @@ def test_the_answer_is_the_same_on_one_core_or_several(monkeypatch):
     desc = _desc(30, 20.0, 20, [{"name": "p", "tasks": 200, "task_time": 1.0, "shape": 4}])
     several = throughput_curve(desc, seed=3)
     assert sum(x.source == "simulation" for x in several) >= 2     # else there is nothing to run side by side
-    monkeypatch.setattr(throughput, "available_cores", lambda: 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 1)
     assert throughput_curve(desc, seed=3) == several
 

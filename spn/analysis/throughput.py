@@ -28,7 +28,6 @@ from spn.analysis.chains import birth_death, response
 from spn.analysis.replication_store import Kept, store_for
 from spn.analysis.threads import side_by_side
 from spn.exceptions import SpnError, StateSpaceLimitError
-from spn.limits import available_cores
 
 __all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users",
            "alone_in_series", "series_rates", "GRID", "EXACT_STATES", "X_PRECISION"]
