@@ -38,7 +38,6 @@ sys.path.insert(0, str(ROOT))
 os.environ["SPN_CACHE_DIR"] = "off"     # every answer simulates its X(k): nothing is read back
 
 import spn.analysis.threads as threads  # noqa: E402
-import spn.analysis.throughput as throughput  # noqa: E402
 from spn.limits import available_cores  # noqa: E402
 from spn.pipeline import Budget, Question, evaluate  # noqa: E402
 
@@ -95,9 +94,9 @@ def cores_table(questions, rounds: int) -> None:
         best = {1: float("inf"), cores: float("inf")}
         for _ in range(rounds):
             for n in best:
-                threads.available_cores = throughput.available_cores = (lambda n=n: n)
+                threads.available_cores = (lambda n=n: n)
                 best[n] = min(best[n], timed(source, settings, "decomposition", 1.0, question)[1])
-        threads.available_cores = throughput.available_cores = available_cores
+        threads.available_cores = available_cores
         print(f"| {label}{' (p50, p90, p95)' if fifo else ''} | {best[1]:.2f} | {best[cores]:.2f} "
               f"| {best[1] / best[cores]:.2f}x |", flush=True)
 
