@@ -59,6 +59,14 @@ def test_the_second_oldest_job_needs_fewer_stages():
     assert stage_counts(40, 60) == (40, 10) and stage_counts(40, 1_000) == (40, 3) and stage_counts(40, 10**7) == (1, 1)
 
 
+@pytest.mark.parametrize("r, r2", [(28, 10), (27, 10), (26, 4), (7, 3), (30, 10)])
+def test_a_saturated_fifo_chain_completes_x_n_whatever_the_seconds_stages(r, r2):
+    # users who return at once keep N jobs in: the cluster completes X(N). The second's progress, when it
+    # becomes the oldest, is kept on average; rounded down it lost 0.8 % of X(N) at r = 28, r2 = 10
+    rates = np.array([0.0, 0.006945] + [0.021622] * 19)
+    assert oldest_two(20, 1e-9, rates, r, r2) == pytest.approx(rates[-1], rel=1e-12)
+
+
 def test_one_user_keeps_all_its_throughput_with_every_chain():
     assert oldest_two(1, 4.0, [0.0, 0.5], 30) == pytest.approx(1 / (4.0 + 2.0), rel=1e-12)
     assert birth_death(1, 4.0, [0.0, 0.5]) == pytest.approx(1 / (4.0 + 2.0), rel=1e-12)

@@ -185,7 +185,11 @@ def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
     add(one[-1], 0, r * rates[1], end=True)
     j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
     j1, j2 = j1.ravel(), j2.ravel()
-    promoted = (j2 * r) // r2                        # the second's progress, in the oldest's stages
+    # the second's progress j2 / r2 in the oldest's stages: j2 r / r2, between stage ``promoted`` and the next,
+    # reached in the proportions that keep its mean (rounding down would lose work at every promotion:
+    # 0.8 % of the throughput of a saturated cluster at r = 28, r2 = 10)
+    promoted, ahead = np.divmod(j2 * r, r2)
+    beyond = ahead / r2
     # every level n >= 2 at once (one row each)
     n = np.arange(2, N + 1)[:, None]
     here = 1 + r + (n - 2) * level + j1 * r2 + j2
@@ -193,7 +197,9 @@ def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
     step1 = j1 < r - 1
     add(here[:, step1], here[:, step1] + r2, r * rates[1])
     below = np.where(n == 2, 1 + promoted, 1 + r + (n - 3) * level + promoted * r2)   # the second becomes the oldest
-    add(here[:, ~step1], below[:, ~step1], r * rates[1], end=True)
+    next_stage = np.where(n == 2, 1, r2)
+    add(here[:, ~step1], below[:, ~step1], r * rates[1] * (1 - beyond[~step1]), end=True)
+    add(here[:, ~step1], below[:, ~step1] + next_stage, r * rates[1] * beyond[~step1], end=True)
     rate2 = np.maximum(rates[n] - rates[1], 0.0)     # none: the second waits (those moves are dropped below)
     step2 = j2 < r2 - 1
     add(here[:, step2], here[:, step2] + 1, r2 * rate2)

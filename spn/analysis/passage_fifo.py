@@ -167,7 +167,9 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     add(j[:-1], j[1:], r * x1)                          # the tagged job, oldest, as if alone
     out[r - 1] += r * x1
     j1, j2 = (a.ravel() for a in np.meshgrid(j, np.arange(r2), indexing="ij"))
-    promoted = (j2 * r) // r2                           # the second's progress, in the oldest's stages
+    # the second's progress in the oldest's stages, its mean kept (as in spn.analysis.chains.oldest_two)
+    promoted, ahead = np.divmod(j2 * r, r2)
+    beyond = ahead / r2
     for (p, b), s in block.items():
         here = s + j1 * r2 + j2
         n = p + b
@@ -179,9 +181,11 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
         # the oldest ends: the second becomes the oldest at its progress, the third (or the tagged job) second
         ends = ~step1
         if p == 2:
-            add(here[ends], promoted[ends], r * x1)
+            add(here[ends], promoted[ends], r * x1 * (1 - beyond[ends]))
+            add(here[ends], promoted[ends] + 1, r * x1 * beyond[ends])
         elif (p - 1, b) in block:
-            add(here[ends], block[p - 1, b] + promoted[ends] * r2, r * x1)
+            add(here[ends], block[p - 1, b] + promoted[ends] * r2, r * x1 * (1 - beyond[ends]))
+            add(here[ends], block[p - 1, b] + (promoted[ends] + 1) * r2, r * x1 * beyond[ends])
         else:
             lost[ends] += r * x1
         rate2 = r2 * max(rates[n] - x1, 0.0)
