@@ -140,3 +140,40 @@ def test_plan_bad_input_is_one_line_exit_2(capsys, args, message):
     assert main(["plan", EXAMPLE, *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("spn: error:") and message in err and len(err.strip().splitlines()) == 1
+
+
+def _precisions_asked(monkeypatch):
+    """The rel_precision of every evaluation a plan's value asks for, in order."""
+    import spn.pipeline
+
+    asked, evaluate = [], spn.pipeline.evaluate_description
+
+    def recording(desc, *, budget, **kwargs):
+        asked.append(budget.rel_precision)
+        return evaluate(desc, budget=budget, **kwargs)
+    monkeypatch.setattr(spn.pipeline, "evaluate_description", recording)
+    return asked
+
+
+def test_a_value_the_decomposition_decides_is_not_asked_again(monkeypatch):
+    from spn.pipeline import Budget
+    from spn.studies.plan import solve_point
+
+    desc = load_description(EXAMPLE, ["scheduler.policy=fifo", "workload.users=5"])
+    budget = Budget(max_states=10)              # past the exact chain: the decomposition, then a simulation
+    asked = _precisions_asked(monkeypatch)
+    far = solve_point(desc, [parse_target("mean<=1000")], budget=budget)
+    assert far["method"] == "decomposition" and asked == [1.0]
+    # a bound inside its interval: solved again as spn solve would, to the plan's precision
+    asked.clear()
+    straddled = solve_point(desc, [parse_target(f"mean<={far['mean']}")], budget=budget)
+    assert asked[:2] == [1.0, budget.rel_precision] and straddled["method"] == "simulation"
+
+
+def test_where_the_decomposition_does_not_apply_a_value_is_solved_once(monkeypatch):
+    from spn.pipeline import Budget
+    from spn.studies.plan import solve_point
+
+    asked = _precisions_asked(monkeypatch)
+    point = solve_point(load_description(EXAMPLE), [parse_target("mean<=1000")], budget=Budget())   # gate
+    assert point["method"] == "exact" and asked == [Budget().rel_precision]

@@ -119,7 +119,8 @@ def format_comparison(result: dict) -> str:
 def format_plan(result) -> str:
     """``spn plan``: the summary, any evidence against monotonicity, and every value solved with its verdict.
 
-    An estimated value shows its interval, a simulated one its replications. A queue-share plan
+    An estimated value shows its interval, a simulated one its replications; where the values were
+    answered by more than one method, each says which. A queue-share plan
     (``result.queue``) also shows each share's guaranteed containers and every class's R_c (the planner
     sees what the other classes pay, not only the targets'), and its notes.
     """
@@ -131,8 +132,9 @@ def format_plan(result) -> str:
     else:
         keys = [k for k in result.points[0].metrics if not k.endswith(("_ci_low", "_ci_high"))]
     simulated = any("replications" in p.details for p in result.points)
+    mixed = len({p.method for p in result.points}) > 1        # then each value says which method answered it
     table = [[result.path, *([f"{queue.name} containers"] if queue else []), *(f"{k} (s)" for k in keys),
-              *(["replications"] if simulated else []), "verdict"]]
+              *(["method"] if mixed else []), *(["replications"] if simulated else []), "verdict"]]
     notes = {}      # a note -> the values it was said of (in order), printed once
     for p in result.points:
         cells = [shown(p.value)]
@@ -142,6 +144,8 @@ def format_plan(result) -> str:
             estimated = f"{k}_ci_low" in p.metrics
             cells.append(_interval(p.metrics[k], p.metrics[f"{k}_ci_low"], p.metrics[f"{k}_ci_high"], 4)
                          if estimated else f"{p.metrics[k]:.6g}")
+        if mixed:
+            cells.append(p.method)
         if simulated:
             refined = (f" (refined to {100 * p.details['rel_precision']:.2g} %)" if p.details.get("refinements")
                        else "")

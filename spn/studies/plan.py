@@ -276,13 +276,24 @@ def solve_point(desc, targets, *, percentiles=(), method: str = "auto", budget=N
     A simulation whose interval straddles a target's bound is run again to a finer precision, down
     to ``refine_to`` (None: never), before the value is called undecided; ``details`` then says the
     replications, the last precision asked and the ``refinements``.
+
+    Where the decomposition applies, it is asked first at whatever error it has (a second or less,
+    where a simulation to ``rel_precision`` takes seconds to minutes): a value its interval puts
+    wholly on one side of every bound is decided; one it leaves straddling is solved as above.
     """
     from spn.pipeline import Budget, Question, evaluate_description
+    from spn.pipeline.methods import Decomposition
 
     budget = budget or Budget()
+    question = Question(percentiles=tuple(percentiles))
+    if method == "auto" and Decomposition().applies(desc, question) is None:
+        result = evaluate_description(desc, question=question, budget=replace(budget, rel_precision=1.0), method=method)
+        out = _metrics(result, targets)
+        if result.method != "simulation" and all(target_verdict(out, t) != UNDECIDED for t in targets):
+            return out
     precision, refinements = budget.rel_precision, 0
     while True:
-        result = evaluate_description(desc, question=Question(percentiles=tuple(percentiles)),
+        result = evaluate_description(desc, question=question,
                                       budget=replace(budget, rel_precision=precision), method=method)
         out = _metrics(result, targets)
         if result.method != "simulation":
