@@ -20,7 +20,7 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "stage_counts", "fair_shares", "deal",
+__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "promotion", "stage_counts", "fair_shares", "deal",
            "fair_stages", "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
 
 #: Erlang stages of the oldest job's progress in the fifo chain, at most
@@ -185,11 +185,7 @@ def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
     add(one[-1], 0, r * rates[1], end=True)
     j1, j2 = np.meshgrid(j, np.arange(r2), indexing="ij")
     j1, j2 = j1.ravel(), j2.ravel()
-    # the second's progress j2 / r2 in the oldest's stages: j2 r / r2, between stage ``promoted`` and the next,
-    # reached in the proportions that keep its mean (rounding down would lose work at every promotion:
-    # 0.8 % of the throughput of a saturated cluster at r = 28, r2 = 10)
-    promoted, ahead = np.divmod(j2 * r, r2)
-    beyond = ahead / r2
+    promoted, beyond = promotion(j2, r, r2)
     # every level n >= 2 at once (one row each)
     n = np.arange(2, N + 1)[:, None]
     here = 1 + r + (n - 2) * level + j1 * r2 + j2
@@ -210,6 +206,20 @@ def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
     Q = coo_matrix((vals[moves], (rows[moves], cols[moves])), shape=(size, size)).tocsr()
     Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).tocsc()
     return Q, np.concatenate(ends_from), np.concatenate(ends_rate)
+
+
+def promotion(j2: np.ndarray, r: int, r2: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the second job, at stage ``j2`` of ``r2``, lands among the oldest's ``r`` stages when it becomes
+    the oldest: its progress j2 r / r2 lies between stage ``below`` and the next, and it goes to the next
+    with probability ``above``, so that its mean progress is kept (rounding down would lose work at every
+    promotion: 0.8 % of the throughput of a saturated cluster at r = 28, r2 = 10).
+
+    >>> below, above = promotion(np.arange(3), 7, 3)
+    >>> below.tolist(), above.round(3).tolist()
+    ([0, 2, 4], [0.0, 0.333, 0.667])
+    """
+    below, ahead = np.divmod(np.asarray(j2) * r, r2)
+    return below, ahead / r2
 
 
 def stage_counts(stages: int, users: int) -> tuple[int, int]:

@@ -142,6 +142,8 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     """
     from scipy.sparse import coo_matrix, diags
 
+    from spn.analysis.chains import promotion
+
     rates = np.asarray(rates, dtype=float)
     pi = np.asarray(pi, dtype=float)
     cap = max((flat_from(rates) if flat is None else int(flat)) - 2, 0)
@@ -167,9 +169,7 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     add(j[:-1], j[1:], r * x1)                          # the tagged job, oldest, as if alone
     out[r - 1] += r * x1
     j1, j2 = (a.ravel() for a in np.meshgrid(j, np.arange(r2), indexing="ij"))
-    # the second's progress in the oldest's stages, its mean kept (as in spn.analysis.chains.oldest_two)
-    promoted, ahead = np.divmod(j2 * r, r2)
-    beyond = ahead / r2
+    promoted, beyond = promotion(j2, r, r2)                 # the second's progress, in the oldest's stages
     for (p, b), s in block.items():
         here = s + j1 * r2 + j2
         n = p + b

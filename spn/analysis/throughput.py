@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from spn.analysis.chains import birth_death, response
-from spn.analysis.replication_store import Kept, store_for
+from spn.analysis.replication_store import Kept, store_folder, store_for
 from spn.analysis.threads import side_by_side
 from spn.exceptions import SpnError, StateSpaceLimitError
 
@@ -142,20 +142,21 @@ def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
     it is free. Once a pilot is saturated, no larger k starts and those running stop at once; any larger
     one that ended first is dropped, so that the curve is the same on one core or several."""
     runs = {}
-    for k in ks:        # those kept from an earlier answer first, in order: a cluster asked again simulates nothing
-        try:
+    for k in ks if store_folder() else ():      # those kept from an earlier answer first, in order: a
+        try:                                    # cluster asked again simulates nothing
             runs[k] = _Replications(desc, k, entropy, deadline, kept_only=True)
         except LookupError:
             break
         if runs[k].throughput().low >= saturated:
             return runs
     ks = ks[len(runs):]
-    shared, first = threading.Event(), [math.inf]
+    shared, first_saturated = threading.Event(), math.inf
     cancels = {k: _Cancel(shared) for k in ks}
     lock = threading.Lock()
 
     def pilot(k: int):
-        if k > first[0]:
+        nonlocal first_saturated
+        if k > first_saturated:
             return None
         try:
             run = _Replications(desc, k, entropy, deadline, cancels[k])
@@ -165,14 +166,14 @@ def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
             raise
         if run.throughput().low >= saturated:
             with lock:
-                first[0] = min(first[0], k)
+                first_saturated = min(first_saturated, k)
                 for later in ks:
                     if later > k:
                         cancels[later].own.set()
         return run
 
     started = side_by_side([lambda k=k: pilot(k) for k in ks], stop=shared)
-    return runs | {run.k: run for run in started if run is not None and run.k <= first[0]}
+    return runs | {run.k: run for run in started if run is not None and run.k <= first_saturated}
 
 
 class _Cancel:
