@@ -198,6 +198,7 @@ def test_max_seconds_bounds_the_replications_and_the_command():
     assert_refused(done, "--max-seconds", "replication")
 
 
+@pytest.mark.compiled     # it explores to the state limit, which takes the compiled explorer to be quick
 def test_compare_past_the_state_limit_stops_quickly():
     from spn.description import load_description
     from spn.studies.compare import compare_description
