@@ -1,8 +1,9 @@
-"""spn.analysis.passage_fifo: a job's execution-time law in the decomposition's fifo chain.
+"""spn.analysis.passage_fifo: a job's execution-time law under fifo, from the decomposition's X(k).
 
-Its mean is the chain's R (Little), one user's law is the Erlang of a job alone, one server with exponential
-one-task jobs (M/M/1//N) is the exact chain's law; the registry gives it where its error is within the
-precision asked, and refuses fair with the reason.
+One user's law is the Erlang of a job alone, and so is every user's where the jobs run side by side
+(X(k) = k X(1)); c servers with exponential one-task jobs (M/M/c//N) give the exact chain's law; its mean
+is near the fifo chain's R, and the decomposition scales it there; the registry gives it where its error
+is within the precision asked, and refuses fair with the reason.
 """
 
 import math
@@ -12,7 +13,7 @@ import pytest
 
 from spn.analysis.chains import oldest_two, oldest_two_stationary
 from spn.analysis.decomposition import decompose, distribution_refused
-from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_bottom, likely_top, shared_passage
+from spn.analysis.passage_fifo import fifo_passage, fifo_passage_chain, flat_from, landing, likely_top, shared_passage
 from spn.description import parse_description
 from spn.pipeline import Budget, Question, evaluate_description
 from spn.pipeline.methods import Decomposition
@@ -35,39 +36,70 @@ CURVES = [
 ]
 
 
+@pytest.mark.parametrize("c", [1, 2, 3])
+def test_c_servers_and_exponential_one_task_jobs_give_the_exact_waiting_and_service(c):
+    # M/M/c//N under fifo: behind n >= c others a job waits for n − c + 1 ends at c/s, then runs at 1/s
+    N, Z = 6, 4.0
+    rates = [0.0] + [float(min(k, c)) for k in range(1, N + 1)]
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, 1, 1)
+    law = fifo_passage(N, Z, rates, 1, 1, pi)
+    assert law.mean == pytest.approx(N / x - Z, rel=1e-9)
+    from spn.analysis.chains import _levels
+
+    seen = _levels(N - 1, Z, np.array(rates[:N]))          # the arrival theorem: the others' count
+    for t in (0.5, 1.0, 3.0):
+        waits = [1.0 - math.exp(-t)] * c + [0.0] * (N - c)
+        for n in range(c, N):                                # Erlang(n − c + 1, c) then Exp(1), by quadrature
+            u = np.linspace(0.0, t, 4001)
+            density = c ** (n - c + 1) * u ** (n - c) * np.exp(-c * u) / math.factorial(n - c)
+            waits[n] = float(np.trapezoid(density * (1.0 - np.exp(-(t - u))), u))
+        assert law.cdf(t) == pytest.approx(float(np.dot(seen, waits)), abs=1e-6)
+
+
+@pytest.mark.parametrize("N", [2, 5, 9])
+def test_jobs_side_by_side_each_run_as_if_alone(N):
+    # X(k) = k X(1): whatever is ahead, a job progresses at X(1), the Erlang of a job alone
+    rates = [0.0] + [0.5 * k for k in range(1, N + 1)]
+    [(x, pi)] = oldest_two_stationary(N, 3.0, rates, 8, 4)
+    law = fifo_passage(N, 3.0, rates, 8, 4, pi)
+    for t in (4.0, 2.0, 1.0):
+        assert law.cdf(t) == pytest.approx(_erlang_cdf(8, 8 * 0.5, t), abs=1e-7)
+
+
 @pytest.mark.parametrize("N, Z, rates, r, r2", CURVES)
-def test_its_mean_is_the_chains_response_time_by_littles_law(N, Z, rates, r, r2):
+def test_its_mean_is_near_the_fifo_chains_response_time(N, Z, rates, r, r2):
+    # the jobs between the oldest and the tagged one are lumped, so near only (the decomposition scales it)
     [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
-    assert x == pytest.approx(oldest_two(N, Z, rates, r, r2), rel=1e-12)
-    assert fifo_passage(N, Z, rates, r, r2, pi).mean == pytest.approx(N / x - Z, rel=1e-8)
+    assert fifo_passage(N, Z, rates, r, r2, pi).mean == pytest.approx(N / x - Z, rel=0.05)
 
 
 @pytest.mark.parametrize("N, Z, rates, r, r2", CURVES)
 def test_jobs_it_does_not_follow_do_not_move_its_percentiles(N, Z, rates, r, r2):
     [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
-    every = fifo_passage(N, Z, rates, r, r2, pi, flat=N + 1, top=N)         # every job behind, to N
+    every = fifo_passage(N, Z, rates, r, r2, pi, top=N)
     kept = fifo_passage(N, Z, rates, r, r2, pi, top=likely_top(N, [pi], r, r2))
     assert kept.n_states <= every.n_states
     for q in (50, 90, 99):
         assert kept.quantile(q / 100) == pytest.approx(every.quantile(q / 100), rel=1e-7)
 
 
-def test_in_a_loaded_cluster_the_few_jobs_states_it_leaves_out_do_not_move_its_law():
-    # 30 users thinking 2 s in front of a cluster that completes 2 jobs/s: rarely fewer than 11 in;
-    # those states, with the fastest arrivals, go, and the law moves by less than the tail they carry
-    N, Z, rates = 30, 2.0, [0.0, 1.0, 1.5, 1.8] + [2.0] * 27
-    [(x, pi)] = oldest_two_stationary(N, Z, rates, 6, 3)
-    bottom = likely_bottom(N, Z, rates, [pi], 6, 3)
-    every, kept = fifo_passage(N, Z, rates, 6, 3, pi), fifo_passage(N, Z, rates, 6, 3, pi, bottom=bottom)
-    assert bottom > 2 and kept.n_states < every.n_states and kept.niter < every.niter
-    assert max(abs(kept.cdf(t) - every.cdf(t)) for t in np.linspace(0, every.quantile(0.9999), 300)) < 1e-9
-    assert kept.mean == pytest.approx(N / x - Z, rel=1e-9)
-
-
-@pytest.mark.parametrize("N, Z, rates, r, r2", CURVES)
-def test_where_few_jobs_are_likely_nothing_is_left_out(N, Z, rates, r, r2):
+def test_where_x_is_flat_the_job_behind_waits_at_its_first_stage():
+    # flat from k = 3: at positions past 3 only the oldest's stage is followed, and the law is the same
+    N, Z, rates, r, r2 = CURVES[1]
     [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
-    assert likely_bottom(N, Z, rates, [pi], r, r2) == 0
+    Q, _ = fifo_passage_chain(N, Z, rates, r, r2, pi)
+    assert Q.shape[0] == r + 2 * r * r + (N - 3) * r
+    followed = fifo_passage(N, Z, rates, r, r2, pi, flat=N)
+    law = fifo_passage(N, Z, rates, r, r2, pi)
+    for q in (50, 90, 99):
+        assert law.quantile(q / 100) == pytest.approx(followed.quantile(q / 100), rel=1e-9)
+
+
+def test_the_second_lands_where_its_progress_behind_the_oldest_took_it():
+    L, ends = landing([0.0, 1.0, 1.0], 4, 2)                 # X flat: it never progressed, nor ends
+    assert L.tolist() == [1.0, 0.0, 0.0, 0.0] and ends == 0.0
+    L, ends = landing([0.0, 1.0, 2.0], 4, 4)                 # as fast as the oldest: anywhere, on average half way
+    assert L.sum() == pytest.approx(1.0) and 0.0 < ends < 1.0 and 0.5 < float(L @ np.arange(4)) < 2.5
 
 
 def test_one_user_is_the_erlang_of_a_job_alone():
@@ -91,13 +123,13 @@ def test_one_server_with_exponential_one_task_jobs_is_the_exact_chains_law():
     assert d.probability(2.0)[0] == pytest.approx(exact.deadline_probability, abs=1e-7)
 
 
-def test_several_servers_stay_within_the_stated_error_of_the_exact_law():
-    # M/M/2//4: the chain lumps the second server's jobs into one; processor sharing, the other end, says how far
-    desc = _desc(4, 2.0, 2, 1, 1)
+@pytest.mark.parametrize("servers", [2, 3])
+def test_several_servers_with_exponential_one_task_jobs_are_the_exact_chains_law(servers):
+    desc = _desc(5, 2.0, servers, 1, 1)
     exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50, 90, 95)))
     d = decompose(desc, distribution=True)
     for q, (t, low, high) in d.percentiles((50, 90, 95)).items():
-        assert low <= exact.percentiles[q] <= high
+        assert t == pytest.approx(exact.percentiles[q], rel=1e-6) and low <= exact.percentiles[q] <= high
 
 
 def test_processor_sharing_of_exponential_jobs_has_the_mean_of_the_birth_death_chain():
@@ -148,12 +180,9 @@ def test_a_law_that_takes_longer_than_the_time_given_is_given_up():
 def test_where_the_chain_is_product_form_a_job_arrives_to_the_chain_of_one_user_fewer():
     # one stage: the birth-death chain; the arrival theorem: an arriving job sees pi of N - 1 users
     from spn.analysis.chains import _levels
-    from spn.analysis.passage_fifo import fifo_passage_chain
 
     N, Z, rates = 6, 4.0, np.array([0.0, 1.0, 1.7, 2.1, 2.3, 2.3, 2.3])
     [(x, pi)] = oldest_two_stationary(N, Z, rates, 1, 1)
-    Q, alpha = fifo_passage_chain(N, Z, rates, 1, 1, pi, flat=N + 1)
-    # states: the tagged job oldest (one of the others present: none), then one per position p = 2..N and b
-    seen = [alpha[0]] + [sum(alpha[1 + i] for i, (p, b) in enumerate(
-        (p, b) for p in range(2, N + 1) for b in range(N - p + 1)) if p == n + 1 and b == 0) for n in range(1, N)]
-    assert np.allclose(seen, _levels(N - 1, Z, rates[:N]), rtol=1e-9)
+    Q, alpha = fifo_passage_chain(N, Z, rates, 1, 1, pi, flat=N)
+    # states: the tagged job oldest, then one per position p = 2..N (one stage each)
+    assert np.allclose(alpha, _levels(N - 1, Z, rates[:N]), rtol=1e-9)

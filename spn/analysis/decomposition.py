@@ -246,8 +246,7 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster. Where
     ``give_up_past`` is given and the percentiles ``asked`` (or P(R <= d), ``probability``) already have,
     from the cheap laws alone, a larger error than it, :class:`TooCoarse` before the fifo chain's are solved."""
-    from spn.analysis.passage_fifo import (fifo_passage, flat_from, likely_bottom, likely_top, shared_passage,
-                                          stages_law)
+    from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
 
     N, Z = desc.workload.users, desc.workload.think_time
     shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
@@ -267,7 +266,6 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     # job's law at them is its law at their values scaled in time as R is (one chain solved, not three)
     pis = [pi for _, pi in solved]
     flat, top = flat_from(rates), likely_top(N, pis, stages, second)
-    bottom = likely_bottom(N, Z, rates[:len(pis)], pis, stages, second)
     ends = fifo[1:] / fifo[0] if fifo[0] > 0 else np.ones(2)
     scaled = bool(np.all(np.abs(ends - 1) < SCALED_ENDS))
     rows = {}       # exact X(k) have no interval: their three rows are one
@@ -275,16 +273,23 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
         rows.setdefault(row.tobytes(), (row, pi))
     # the first on this thread, so that Ctrl-C stops it at once
     solved_laws = side_by_side([lambda row=row, pi=pi: fifo_passage(N, Z, row, stages, second, pi, flat=flat, top=top,
-                                                                   bottom=bottom, deadline=deadline)
+                                                                   deadline=deadline)
                                 for row, pi in rows.values()])
     laws = dict(zip(rows, solved_laws))
+    # each law scaled in time to the fifo chain's R at its rates: the tagged job's chain lumps the jobs
+    # between it and the oldest, so its mean is R only nearly (within 2 % on the validation grid)
     if scaled:
         law = laws[rates[0].tobytes()]
-        fifo_laws = (law, *(replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e, seconds=0.0)
-                            for e in ends))
+        fifo_laws = (_scaled(law, fifo[0] / law.mean),
+                     *(replace(_scaled(law, R / law.mean), seconds=0.0) for R in fifo[1:]))
     else:
-        fifo_laws = tuple(laws[row.tobytes()] for row in rates)
+        fifo_laws = tuple(_scaled(laws[row.tobytes()], R / laws[row.tobytes()].mean) for row, R in zip(rates, fifo))
     return (*fifo_laws, shared, erlang, alone)
+
+
+def _scaled(law, e: float):
+    """``law`` with its times multiplied by ``e``."""
+    return law if e == 1.0 else replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e)
 
 
 def alone_gap(erlang, alone) -> float:

@@ -1,21 +1,23 @@
-"""One job's execution time in the fifo chain of the decomposition (:func:`~spn.analysis.chains.oldest_two`):
-the time from its arrival to its end, a passage time of that chain with the job tagged.
+"""One job's execution time under fifo, from the decomposition's X(k): the time from its arrival to its
+end, a passage time of an absorbing chain that follows the job tagged.
 
-The job arrives while its N − 1 fellow users' jobs are in state s of the chain (n of them in the
-cluster, the two oldest at stages j1, j2) with probability π(s) · (N − n(s)) / Σ: the chain's stationary
-law weighted by its arrival rate in s (the arrival-instant law of this very chain, exact for it; in a
-product-form network the arrival theorem says the same: π of the chain with N − 1 users). It enters
-behind them, at position p = n + 1, and the absorbing chain (:func:`fifo_passage_chain`) follows
+The job arrives while its N − 1 fellow users' jobs are in state s of the fifo chain
+(:func:`~spn.analysis.chains.oldest_two`: n of them in the cluster, the oldest at stage j1) with probability
+π(s) · (N − n(s)) / Σ: the chain's stationary law weighted by its arrival rate in s (its arrival-instant
+law; in a product-form network the arrival theorem says the same: π of the chain with N − 1 users). It
+enters behind them, at position p = n + 1. Under fifo the jobs behind a job never slow it, so the p oldest
+jobs complete X(p) jobs/s whoever is behind them, and the job at position p progresses at what it adds,
+X(p) − X(p − 1). The absorbing chain (:func:`fifo_passage_chain`) follows (p, j1, j):
 
-- p = 1, the oldest: its own stage only (it advances at r · X(1) whatever is behind it);
-- p >= 2: the stages (j1, j2) of the two oldest (the tagged job itself is the second when p = 2), p,
-  and b, the jobs that arrived behind it, which only set the second's rate X(p + b) − X(1): b is
-  followed up to where X is flat (past it, b no longer matters).
+- the oldest at stage j1 of r, at r · X(1) (as if alone); when it ends, the tagged job moves up, and the
+  second becomes the oldest at the stage its progress there reached (:func:`landing`);
+- the jobs between the oldest and the tagged one end at X(p − 1) − X(2) plus the rate the second ends
+  at (memoryless), and the tagged job moves up;
+- the tagged job's own work, r stages at r · (X(p) − X(p − 1)) (r · X(1) once oldest): a job alone's
+  Erlang wherever X(k) = k X(1) (jobs side by side), and it waits still where X is flat (jobs in a row).
 
-Each move is one of the chain's own moves, so the passage's mean is the chain's R (Little): the
-distribution adds nothing to the mean's assumptions but that the chain's view of who progresses
-(the oldest as if alone, the second with what the oldest leaves, the others waiting) holds job by
-job, not only for the count. It is solved by uniformisation (:func:`spn.solvers.passage.passage_time`).
+One server with exponential one-task jobs, or c servers (M/M/c//N), is the exact chain's law. Solved by
+uniformisation (:func:`spn.solvers.passage.passage_time`).
 
 >>> from spn.analysis.chains import oldest_two_stationary
 >>> [(x, pi)] = oldest_two_stationary(1, 1.0, [0.0, 0.5], 3)      # one user: the job alone, Erlang(3, 1.5)
@@ -28,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fifo_passage", "fifo_passage_chain", "shared_passage", "stages_law", "EmpiricalLaw", "flat_from",
-           "likely_top", "likely_bottom", "PASSAGE_ATOL"]
+__all__ = ["fifo_passage", "fifo_passage_chain", "landing", "shared_passage", "stages_law", "EmpiricalLaw",
+           "flat_from", "likely_top", "PASSAGE_ATOL"]
 
 #: P(still running) at which the uniformisation stops: far below the percentiles asked (up to p99.9)
 PASSAGE_ATOL = 1e-8
@@ -65,50 +67,20 @@ def likely_top(N: int, pis, r: int, r2: int, tail: float = TAIL) -> int:
     return min(top, N)
 
 
-def likely_bottom(N: int, Z: float, rates, pis, r: int, r2: int, tail: float = TAIL) -> int:
-    """The fewest jobs in the cluster the passage chain follows while fewer than its ``flat`` − 2 are behind
-    the tagged job: states with fewer (rare in a loaded cluster, and the fastest, as the users who think
-    submit at (N − n) / Z) are dropped, and the tagged job enters them with probability ``tail`` at most.
-
-    A job spends E[n 1{n < m}] / X <= (m − 1) P(n < m) / X seconds on average in the cluster while fewer
-    than m jobs are in (Little), and each visit there lasts 1 / q or more on average (q bounds a state's
-    rates), so it enters them (P(n < m) in the stationary laws ``pis``) with probability (m − 1) P(n < m)
-    q / X at most; a job arriving there has probability Σ_{n < m − 1} π(n) (N − n) / Σ π(n) (N − n).
-
-    >>> likely_bottom(2, 1.0, [0.0, 1.0, 1.0], [[0.2, 0.4, 0.4]], 1, 1)        # nothing to drop
-    0
-    """
-    rates = np.atleast_2d(np.asarray(rates, dtype=float))
-    q = N / Z + (r + r2) * float(rates.max())
-    bottom = N
-    for pi, x in zip(np.atleast_2d(np.asarray(pis, dtype=float)), rates):
-        levels = np.concatenate([[pi[0], pi[1:1 + r].sum()], pi[1 + r:].reshape(N - 1, r * r2).sum(axis=1)])
-        n = np.arange(N + 1)
-        throughput = float(levels @ x[:N + 1])
-        below = np.concatenate([[0.0], levels.cumsum()[:-1]])            # P(n < m), m = 0..N
-        arrive = levels * (N - n)
-        arriving = np.concatenate([[0.0, 0.0], arrive.cumsum()[:-2]]) / arrive.sum()   # Σ_{n < m − 1}
-        bound = np.maximum(n - 1, 0) * below * q / max(throughput, 1e-300) + arriving
-        bottom = min(bottom, int(np.flatnonzero(bound <= tail).max()))
-    return bottom if bottom > 2 else 0
-
-
 def fifo_passage(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
-                 top: int | None = None, bottom: int = 0, atol: float = PASSAGE_ATOL,
-                 deadline: float | None = None):
-    """The execution-time law of a job in :func:`~spn.analysis.chains.oldest_two`'s chain (stages r, r2,
-    stationary law ``pi``): a :class:`~spn.solvers.passage.PassageTimeResult` (``mean``, ``cdf``,
-    ``percentiles``...). ``flat``: X is constant from there on (default :func:`flat_from` ``(rates)``);
-    ``top``: the most jobs in the cluster it follows (default N; past it arrivals are dropped); ``bottom``:
-    the fewest while fewer than ``flat`` − 2 are behind the tagged job (:func:`likely_bottom`); past
-    ``deadline`` (a :func:`time.perf_counter` instant), :class:`~spn.exceptions.SpnError`.
+                 top: int | None = None, atol: float = PASSAGE_ATOL, deadline: float | None = None):
+    """The execution-time law of a job under fifo, the fifo chain (stages r, r2: :func:`~spn.analysis.chains.
+    oldest_two`) in stationary law ``pi`` at its arrival: a :class:`~spn.solvers.passage.PassageTimeResult`
+    (``mean``, ``cdf``, ``percentiles``...). ``flat``: X is constant from there on (default :func:`flat_from`
+    ``(rates)``); ``top``: the most jobs in the cluster it follows (default N; arrivals past it are dropped);
+    past ``deadline`` (a :func:`time.perf_counter` instant), :class:`~spn.exceptions.SpnError`.
 
     >>> from spn.analysis.chains import oldest_two_stationary
     >>> [(x, pi)] = oldest_two_stationary(2, 1.0, [0.0, 1.0, 1.0], 1)     # M/M/1//2
     >>> round(fifo_passage(2, 1.0, [0.0, 1.0, 1.0], 1, 1, pi).mean, 6), round(2 / x - 1, 6)
     (1.5, 1.5)
     """
-    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top, bottom=bottom)
+    Q, alpha = fifo_passage_chain(N, Z, rates, r, r2, pi, flat=flat, top=top)
     return _solved(Q, alpha, atol, deadline)
 
 
@@ -126,15 +98,53 @@ def _solved(Q, alpha, atol: float, deadline: float | None):
     return passage_time(Q, alpha, atol=atol, method="uniformisation", callback=watch)
 
 
+def landing(rates, r: int, r2: int) -> tuple[np.ndarray, float]:
+    """(L, c): the law L over the oldest's r stages at which the second job starts as the oldest, and the rate
+    c at which the second ends before the oldest, in the two oldest's chain of a crowded cluster: the oldest
+    at r · X(1), the second in r2 stages at r2 · (X(2) − X(1)), a job behind always there to replace either.
+
+    >>> L, c = landing([0.0, 1.0, 1.0], 4, 2)           # X flat: the second never progresses
+    >>> L.tolist(), c
+    ([1.0, 0.0, 0.0, 0.0], 0.0)
+    """
+    from scipy.sparse import coo_matrix, diags
+    from scipy.sparse.linalg import spsolve
+
+    from spn.analysis.chains import promotion
+
+    rates = np.asarray(rates, dtype=float)
+    x1, rate2 = rates[1], r2 * max(rates[min(2, rates.size - 1)] - rates[1], 0.0)
+    j1, j2 = (a.ravel() for a in np.meshgrid(np.arange(r), np.arange(r2), indexing="ij"))
+    here = j1 * r2 + j2
+    step1, step2 = j1 < r - 1, j2 < r2 - 1
+    promoted, beyond = promotion(j2, r, r2)
+    ends = ~step1                       # the oldest ends: the second is the oldest, the next job second at 0
+    rows = np.concatenate([here[step1], here[ends], here[ends], here[step2], here[~step2]])
+    cols = np.concatenate([here[step1] + r2, promoted[ends] * r2, np.minimum(promoted[ends] + 1, r - 1) * r2,
+                           here[step2] + 1, here[~step2] - j2[~step2]])
+    vals = np.concatenate([np.full(step1.sum(), r * x1), r * x1 * (1 - beyond[ends]), r * x1 * beyond[ends],
+                           np.full(step2.sum(), rate2), np.full((~step2).sum(), rate2)])
+    size = r * r2
+    Q = coo_matrix((vals, (rows, cols)), shape=(size, size)).tocsr()
+    A = (Q - diags(np.asarray(Q.sum(axis=1)).ravel())).T.tolil()
+    A[0, :] = 1.0                                     # Σ π = 1 in place of one balance equation
+    b = np.zeros(size)
+    b[0] = 1.0
+    pi = spsolve(A.tocsc(), b).reshape(r, r2)
+    at_end = pi[r - 1] / pi[r - 1].sum()              # the second's stage as the oldest ends
+    L = np.zeros(r)
+    np.add.at(L, promoted[:r2], at_end * (1 - beyond[:r2]))
+    np.add.at(L, np.minimum(promoted[:r2] + 1, r - 1), at_end * beyond[:r2])
+    return L, float(pi[:, r2 - 1].sum() * rate2)
+
+
 def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: int | None = None,
-                       top: int | None = None, bottom: int = 0):
+                       top: int | None = None):
     """(Q, α): the sub-generator (CSR) of the tagged job's absorbing chain and its law at arrival.
 
-    States: 0..r − 1 the tagged job oldest at that stage; then one block of r · r2 states (j1, j2) for
-    each (p, b), p = 2..top, b = 0..min(top − p, cap) (b = cap: cap or more, where X(p + b) no longer
-    moves; jobs past ``top`` (:func:`likely_top`) are so unlikely that arrivals there are dropped). Blocks
-    with b < cap and p + b < ``bottom`` (:func:`likely_bottom`) are left out: the mass that would enter
-    them leaves the chain (at most its ``tail``), and so does the tagged job's arrival there.
+    States: 0..r − 1 the tagged job oldest at that stage; then, for p = 2..``top``, one block of states
+    (j1, j), the oldest's stage and the tagged job's, j < r up to ``flat`` and j = 0 past it (where X is
+    flat the tagged job cannot have progressed: it arrived at stage 0 and only moves up).
 
     >>> Q, alpha = fifo_passage_chain(2, 1.0, [0.0, 1.0, 1.0], 1, 1, [0.2, 0.4, 0.4])
     >>> Q.toarray().tolist(), alpha.tolist()       # oldest; second (the oldest ahead ends at 1/s)
@@ -142,21 +152,16 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     """
     from scipy.sparse import coo_matrix, diags
 
-    from spn.analysis.chains import promotion
-
     rates = np.asarray(rates, dtype=float)
     pi = np.asarray(pi, dtype=float)
-    cap = max((flat_from(rates) if flat is None else int(flat)) - 2, 0)
+    flat = flat_from(rates) if flat is None else int(flat)
     top = N if top is None else min(int(top), N)
-    level = r * r2
-    pairs = [(p, b) for p in range(2, top + 1) for b in range(min(top - p, cap) + 1)
-             if p + b >= bottom or b == min(top - p, cap)]
-    ps = np.array([p for p, _ in pairs], dtype=int)
-    bs = np.array([b for _, b in pairs], dtype=int)
-    start = r + level * np.arange(ps.size)             # the first state of each block
-    block = {(int(p), int(b)): int(s) for p, b, s in zip(ps, bs, start)}
-    size = r + level * ps.size
-    rows, cols, vals, out, leak = [], [], [], np.zeros(size), np.zeros(size)
+    own = {p: r if p <= flat else 1 for p in range(2, top + 1)}     # the tagged job's stages followed at p
+    start = {}
+    size = r
+    for p in range(2, top + 1):
+        start[p], size = size, size + r * own[p]
+    rows, cols, vals, out = [], [], [], np.zeros(size)
 
     def add(a, b, v):
         a, b, v = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(v, dtype=float))
@@ -168,54 +173,44 @@ def fifo_passage_chain(N: int, Z: float, rates, r: int, r2: int, pi, *, flat: in
     j = np.arange(r)
     add(j[:-1], j[1:], r * x1)                          # the tagged job, oldest, as if alone
     out[r - 1] += r * x1
-    j1, j2 = (a.ravel() for a in np.meshgrid(j, np.arange(r2), indexing="ij"))
-    promoted, beyond = promotion(j2, r, r2)                 # the second's progress, in the oldest's stages
-    for (p, b), s in block.items():
-        here = s + j1 * r2 + j2
-        n = p + b
-        if b < min(top - p, cap):                        # a job arrives behind the tagged one
-            add(here, block[p, b + 1] + j1 * r2 + j2, (N - n) / Z)
-        lost = np.zeros(here.size)                       # into the blocks left out (below ``bottom``)
+    L, second_ends = landing(rates, r, r2) if top >= 3 else (None, 0.0)
+    for p in range(2, top + 1):
+        m = own[p]
+        j1, jt = (a.ravel() for a in np.meshgrid(j, np.arange(m), indexing="ij"))
+        here = start[p] + j1 * m + jt
         step1 = j1 < r - 1
-        add(here[step1], here[step1] + r2, r * x1)
-        # the oldest ends: the second becomes the oldest at its progress, the third (or the tagged job) second
-        ends = ~step1
-        if p == 2:
-            add(here[ends], promoted[ends], r * x1 * (1 - beyond[ends]))
-            add(here[ends], promoted[ends] + 1, r * x1 * beyond[ends])
-        elif (p - 1, b) in block:
-            add(here[ends], block[p - 1, b] + promoted[ends] * r2, r * x1 * (1 - beyond[ends]))
-            add(here[ends], block[p - 1, b] + (promoted[ends] + 1) * r2, r * x1 * beyond[ends])
-        else:
-            lost[ends] += r * x1
-        rate2 = r2 * max(rates[n] - x1, 0.0)
-        step2 = j2 < r2 - 1
-        add(here[step2], here[step2] + 1, rate2)
-        if p == 2:                                       # the second is the tagged job: it ends
-            out[here[~step2]] += rate2
-        elif (p - 1, b) in block:                        # the second ends first: the next one is second
-            add(here[~step2], block[p - 1, b] + j1[~step2] * r2, rate2)
-        else:
-            lost[~step2] += rate2
-        leak[here] += lost
-    rows, cols, vals = (np.concatenate(v) if v else np.zeros(0) for v in (rows, cols, vals))
+        add(here[step1], here[step1] + m, r * x1)
+        ends = ~step1                                    # the oldest ends
+        if p == 2:                                       # the tagged job is the oldest, at its own stage
+            add(here[ends], jt[ends], r * x1)
+        else:                                            # it moves up; the second is the oldest, at L
+            for k in np.flatnonzero(L):
+                add(here[ends], start[p - 1] + k * own[p - 1] + jt[ends], r * x1 * L[k])
+            # a job between ends: the second (at its rate) or one behind it (what it adds to X)
+            add(here, start[p - 1] + j1 * own[p - 1] + jt, second_ends + max(rates[p - 1] - rates[2], 0.0))
+        rate = r * max(rates[p] - rates[p - 1], 0.0)     # what the tagged job adds
+        if rate > 0:
+            step = jt < m - 1
+            add(here[step], here[step] + 1, rate)
+            out[here[~step]] += rate
+    rows, cols, vals = (np.concatenate(v) for v in (rows, cols, vals))
     moves = vals > 0
     Q = coo_matrix((vals[moves], (rows[moves].astype(int), cols[moves].astype(int))), shape=(size, size)).tocsr()
-    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel() + out + leak)).tocsr()
-    return Q, _arrivals(min(N, top), N, pi, r, r2, block, size)
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel() + out)).tocsr()
+    return Q, _arrivals(top, N, pi, r, r2, start, own, size)
 
 
-def _arrivals(top: int, N: int, pi: np.ndarray, r: int, r2: int, block: dict, size: int) -> np.ndarray:
-    """α: the tagged job's state at its arrival, from the others' state s, weighted π(s) · (N − n(s))."""
+def _arrivals(top: int, N: int, pi: np.ndarray, r: int, r2: int, start: dict, own: dict, size: int) -> np.ndarray:
+    """α: the tagged job's state at its arrival (its own stage 0), from the others' state s, weighted
+    π(s) · (N − n(s)); the fifo chain's state is (n, j1, j2), its second's stage j2 summed out."""
     alpha = np.zeros(size)
     alpha[0] = pi[0] * N                                 # into the empty cluster
-    if top >= 2 and (2, 0) in block:
-        alpha[block[2, 0] + np.arange(r) * r2] = pi[1:1 + r] * (N - 1)   # behind one job, second at stage 0
+    if top >= 2:
+        alpha[start[2] + np.arange(r) * own[2]] = pi[1:1 + r] * (N - 1)      # behind one job
     level = r * r2
-    for n in range(2, top):                              # behind n jobs: the two oldest as they are
-        if (n + 1, 0) in block:                          # (else below the chain's bottom: left out)
-            s = 1 + r + (n - 2) * level
-            alpha[block[n + 1, 0]:block[n + 1, 0] + level] = pi[s:s + level] * (N - n)
+    for n in range(2, top):                              # behind n jobs
+        s = 1 + r + (n - 2) * level
+        alpha[start[n + 1] + np.arange(r) * own[n + 1]] = pi[s:s + level].reshape(r, r2).sum(axis=1) * (N - n)
     return alpha / alpha.sum()
 
 
