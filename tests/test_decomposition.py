@@ -154,7 +154,7 @@ def test_it_gives_up_before_running_x_k_further_when_its_model_error_alone_is_to
     answer = decompose(desc, seed=1)
     assert any(x.source == "simulation" for x in answer.curve) and answer.model_error > 0
     # where the answer is within a precision, the early check lets it through
-    assert decompose(desc, seed=1, give_up_past=answer.error_bound).mean == answer.mean
+    assert decompose(desc, seed=1, give_up_past=answer.error_bound).error_bound <= answer.error_bound
     monkeypatch.setattr(PilotCurve, "refine", lambda *args, **kwargs: pytest.fail("X(k) were run further"))
     coarse = r"model error of the mean \(from short runs of X\(k\)\) \+/- .* wider than the precision asked"
     with pytest.raises(TooCoarse, match=coarse):
@@ -164,6 +164,23 @@ def test_it_gives_up_before_running_x_k_further_when_its_model_error_alone_is_to
                                                       max_seconds=2.0))
     assert result.method == "simulation"
     assert "not decomposition: its model error of the mean (from short runs" in result.reason
+
+
+def test_where_its_model_error_is_wide_the_x_k_are_run_to_a_quarter_of_it(monkeypatch):
+    # the model's error does not narrow with the X(k)'s replications: past a quarter of it they add little
+    import spn.analysis.decomposition as decomposition
+    from spn.analysis.throughput import X_PRECISION
+
+    monkeypatch.setattr(decomposition, "CHECK_EVENTS", 0)
+    asked, refine = [], PilotCurve.refine
+    monkeypatch.setattr(PilotCurve, "refine", lambda self, precision: asked.append(precision) or refine(self, precision))
+    desc = _desc(10, 30.0, 8, [{"name": "p", "tasks": 40, "task_time": 1.0, "shape": 2}])      # about 3 %
+    answer = decompose(desc, seed=1)
+    model = answer.model_error / answer.mean
+    assert asked[-1] > X_PRECISION and asked[-1] == pytest.approx(decomposition.X_SHARE_OF_MODEL * model, rel=0.1)
+    # asked for a precision, it leaves room for it: half what the model's error (the pilots', within 10 %) leaves
+    decompose(desc, seed=1, give_up_past=1.1 * model)
+    assert X_PRECISION <= asked[-1] <= max(X_PRECISION, (1.1 - 0.9) * model / 2)
 
 
 def test_asked_for_percentiles_it_gives_up_before_solving_a_jobs_law_when_the_means_error_is_too_wide(monkeypatch):

@@ -351,15 +351,15 @@ def main(argv=None) -> int:
     if percentile_results:
         text += [
             "", "## Percentiles under fifo", "",
-            "The decomposition's execution-time law under fifo (a job's passage time in the fifo chain, "
-            "docs/design.md §5.8) at every fifo point above (under fair it gives none), against the compiled "
-            "simulator with every job's time kept, run to the mean's ±"
+            "The decomposition's execution-time law under fifo (a tagged job's passage time, progressing at what "
+            "it adds to X(k), docs/design.md §5.8 item 4) at every fifo point above (under fair it gives none), "
+            "against the compiled simulator with every job's time kept, run to the mean's ±"
             f"{100 * REFERENCE_PRECISION:g} % or {PERCENTILE_SECONDS:g} s (the percentile's own 95 % half-width "
             f"shown; references in `{PERCENTILE_REFERENCES.relative_to(ROOT)}`). *stated* is the half-width the "
-            "method reports for that percentile (the X(k)'s intervals propagated, plus the gap between the fifo "
-            "and processor-sharing chains' percentiles and the gap between a job alone's Erlang law in the "
+            "method reports for that percentile (the X(k)'s intervals propagated, plus the gap between its "
+            "percentile and processor sharing's and the gap between a job alone's Erlang law in the "
             "chain and its own), NO where it misses the reference (widened by the reference's half-width); "
-            "*passage states / steps* the fifo passage chain's size and its uniformisation steps; *seconds* "
+            "*passage states / steps* the passage chain's size and its uniformisation steps; *seconds* "
             "the whole answer with its percentiles.",
             "", *percentile_summary(percentile_results), "", PERCENTILE_HEADER, *percentile_rows]
     OUT.write_text("\n".join(text) + "\n")

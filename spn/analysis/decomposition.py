@@ -65,6 +65,10 @@ __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distrib
 #: the events the X(k) must still simulate (about 12 million a second) for the model's error to be checked
 #: with the pilots' X(k) first (one more solve of the fifo chain, up to 0.2 s at 50 users)
 CHECK_EVENTS = 2_000_000
+#: where the model's error (from the pilots' X(k)) is wider than the X(k)'s precision, they are run to this
+#: share of it instead: R's interval is then the model's error and about a quarter more, for a sixteenth of
+#: the replications (the model's error does not narrow with them)
+X_SHARE_OF_MODEL = 0.25
 #: how far the model's error from the pilots' X(k) must pass the precision asked before the decomposition
 #: gives up on it (their X(k) are within a few per cent; the gap moves less)
 PILOT_MARGIN = 1.25
@@ -204,9 +208,15 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     times = alone_times(desc, seed) if several else None      # jobs alone, simulated once for r and a job's law
     job = job_stages(desc, times) if several else 1
     stages, second = stage_counts(job, N)
-    if give_up_past is not None and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more
-        _give_up_if_coarse(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second, give_up_past,
-                           MODEL_ERROR_SHARE[desc.scheduler.policy])
+    if several and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more than the simulations
+        model = pilot_model_error(N, Z, throughput_at(pilot.points, N, "value", C / work), stages, second,
+                                  MODEL_ERROR_SHARE[desc.scheduler.policy])
+        if give_up_past is not None and model > PILOT_MARGIN * give_up_past:
+            raise TooCoarse.of("model error of the mean", model, give_up_past, " (from short runs of X(k))")
+        wider = X_SHARE_OF_MODEL * model
+        if give_up_past is not None:        # not so wide that the answer's error passes the precision asked
+            wider = min(wider, max(give_up_past - model, 0.0) / 2)
+        precision = max(precision, wider)
     curve = pilot.refine(precision)
     policy = desc.scheduler.policy
     fair = policy == "fair"
@@ -289,7 +299,7 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
 
 def _scaled(law, e: float):
     """``law`` with its times multiplied by ``e``."""
-    return law if e == 1.0 else replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e)
+    return law if e == 1.0 or not e > 0 else replace(law, rate=law.rate / e, mean=law.mean * e, std=law.std * e)
 
 
 def alone_gap(erlang, alone) -> float:
@@ -298,18 +308,18 @@ def alone_gap(erlang, alone) -> float:
     return max(abs(float(erlang.cdf(alone.quantile(u))) - u) for u in np.linspace(0.01, 0.99, 99))
 
 
-def _give_up_if_coarse(N: int, Z: float, rates: np.ndarray, stages: int, second: int, widest: float,
-                       share: float) -> None:
-    """:class:`TooCoarse` when the model's error (``share`` of the gap between the fifo and birth-death
-    chains, :data:`MODEL_ERROR_SHARE`, which the final interval has on each side) is past ``widest`` of
-    R, with the X(k) of the pilots: by more than :data:`PILOT_MARGIN`, as the pilots' X(k) are a few per
-    cent off."""
+def pilot_model_error(N: int, Z: float, rates: np.ndarray, stages: int, second: int, share: float) -> float:
+    """The model's error relative to R (``share`` of the gap between the fifo and birth-death chains,
+    :data:`MODEL_ERROR_SHARE`, which the final interval has on each side), with the X(k) of the pilots:
+    within a few per cent of the final one, as their X(k) are.
+
+    >>> round(pilot_model_error(1, 5.0, np.array([0.0, 0.5]), 4, 4, 0.4), 12)    # one user: no order of service
+    0.0
+    """
     r_bd = response(N, Z, birth_death(N, Z, rates))
     r_fifo = response(N, Z, oldest_two(N, Z, rates, stages, second))
     # under fair R lies between the two: the larger one is the smallest relative gap it can have
-    error = share * abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
-    if error > PILOT_MARGIN * widest:
-        raise TooCoarse.of("model error of the mean", error, widest, " (from short runs of X(k))")
+    return share * abs(r_fifo - r_bd) / max(r_fifo, r_bd, 1e-300)
 
 
 def job_stages(desc, times=None) -> int:
