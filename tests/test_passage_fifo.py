@@ -157,15 +157,17 @@ def test_the_registry_gives_fifo_percentiles_within_the_precision_asked_and_refu
     assert tight.method == "simulation" and "not decomposition: its error estimate of the" in tight.reason
 
 
-def test_a_job_alone_whose_law_is_not_erlang_is_within_the_stated_error():
-    # one user, 6 exponential tasks on 2 containers: a sum of exponential times, not the Erlang of its SCV
+def test_a_job_alone_whose_law_is_not_erlang_is_its_own_law_not_the_chains_erlang():
+    # one user, 6 exponential tasks on 2 containers: a sum of exponential times, not the Erlang of its SCV;
+    # the chain's Erlang is moved to the job's own law (its percentiles to 400 points)
     desc = _desc(1, 5.0, 2, 6, 1)
     exact = evaluate_description(desc, method="exact", question=Question(percentiles=(50, 90, 95), deadline=4.0))
     d = decompose(desc, distribution=True)
     for q, (t, low, high) in d.percentiles((50, 90, 95)).items():
-        assert low <= exact.percentiles[q] <= high and t != pytest.approx(exact.percentiles[q], rel=1e-3)
+        assert low <= exact.percentiles[q] <= high and t == pytest.approx(exact.percentiles[q], rel=2e-3)
+    assert d.passages[0].quantile(0.95) != pytest.approx(exact.percentiles[95], rel=1e-2)     # the Erlang's is not
     p, low, high = d.probability(4.0)
-    assert low <= exact.deadline_probability <= high
+    assert low <= exact.deadline_probability <= high and p == pytest.approx(exact.deadline_probability, abs=2e-3)
 
 
 def test_a_law_that_takes_longer_than_the_time_given_is_given_up():
@@ -186,3 +188,20 @@ def test_where_the_chain_is_product_form_a_job_arrives_to_the_chain_of_one_user_
     Q, alpha = fifo_passage_chain(N, Z, rates, 1, 1, pi, flat=N)
     # states: the tagged job oldest, then one per position p = 2..N (one stage each)
     assert np.allclose(alpha, _levels(N - 1, Z, rates[:N]), rtol=1e-9)
+
+
+def test_a_jobs_own_law_moves_its_percentiles_but_not_its_mean():
+    # waiting behind others, then a job alone whose law is tighter than the chain's Erlang of it
+    from spn.analysis.passage_fifo import EmpiricalLaw, OwnLaw, stages_law, wait_law
+
+    N, Z, rates, r, r2 = CURVES[1]
+    [(x, pi)] = oldest_two_stationary(N, Z, rates, r, r2)
+    no_wait, wait = wait_law(N, Z, rates, r, r2, pi)
+    assert 0 < no_wait < 1 and wait.mean > 0
+    erlang = stages_law(np.full(r, r * rates[1]))
+    tight = EmpiricalLaw(np.random.default_rng(1).normal(erlang.mean, 0.01 * erlang.mean, 400))
+    own = OwnLaw(no_wait, wait, erlang, tight)
+    moves = [own((i + 0.5) / 200) for i in range(200)]
+    assert abs(np.mean(moves)) < 5e-3 and max(moves) > 0.02 and min(moves) < -0.02
+    law = fifo_passage(N, Z, rates, r, r2, pi)
+    assert own.cdf(law, own.quantile(law, 0.9)) == pytest.approx(0.9, abs=1e-6)

@@ -352,7 +352,8 @@ def main(argv=None) -> int:
         text += [
             "", "## Percentiles under fifo", "",
             "The decomposition's execution-time law under fifo (a tagged job's passage time, progressing at what "
-            "it adds to X(k), docs/design.md §5.8 item 4) at every fifo point above (under fair it gives none), "
+            "it adds to X(k), its percentiles moved by its own law alone, docs/design.md §5.8 item 4) at every "
+            "fifo point above (under fair it gives none), "
             "against the compiled simulator with every job's time kept, run to the mean's ±"
             f"{100 * REFERENCE_PRECISION:g} % or {PERCENTILE_SECONDS:g} s (the percentile's own 95 % half-width "
             f"shown; references in `{PERCENTILE_REFERENCES.relative_to(ROOT)}`). *stated* is the half-width the "

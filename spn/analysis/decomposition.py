@@ -122,15 +122,19 @@ class Decomposition:
     #: high ends; in the birth-death chain (processor sharing), the other end of the model's error; the
     #: Erlang law of the chain's job alone, and a job's own law alone (exact or simulated)
     passages: tuple | None = None
+    #: how a job's own law alone moves the fifo laws' percentiles (:class:`~spn.analysis.passage_fifo.OwnLaw`)
+    own_law: object | None = None
 
     def percentiles(self, qs) -> dict:
-        """``{q: (t, low, high)}``: percentile q of a job's execution time (the fifo chain's passage time,
-        :mod:`spn.analysis.passage_fifo`) and its interval, as the mean's: the X(k)'s ends, widened on each
-        side by the model's error: the gap to processor sharing's percentile, plus the gap between the
-        percentiles of a job alone in the chain (Erlang) and on the cluster."""
+        """``{q: (t, low, high)}``: percentile q of a job's execution time (its passage time in the fifo chain,
+        moved by its own law alone: :mod:`spn.analysis.passage_fifo`) and its interval, as the mean's: the
+        X(k)'s ends, widened on each side by the model's error: the gap to processor sharing's percentile,
+        plus the gap between the percentiles of a job alone in the chain (Erlang) and on the cluster."""
         out = {}
         for q in qs:
-            t, s, f, ps, e, a = (float(d.quantile(float(q) / 100)) for d in self.passages)
+            u = float(q) / 100
+            t, s, f = (self.own_law.quantile(d, u) for d in self.passages[:3])
+            ps, e, a = (float(d.quantile(u)) for d in self.passages[3:])
             gap = abs(t - ps) + abs(e - a)
             out[float(q)] = (t, max(min(t, f) - gap, 0.0), max(t, s) + gap)
         return out
@@ -138,7 +142,8 @@ class Decomposition:
     def probability(self, deadline: float) -> tuple[float, float, float]:
         """P(execution time <= ``deadline``) and its interval (the same ends; the model's error: the gap
         of the two chains' CDFs at the deadline, plus the largest between a job alone's two laws)."""
-        p, s, f, ps = (float(d.cdf(deadline)) for d in self.passages[:4])
+        p, s, f = (self.own_law.cdf(d, deadline) for d in self.passages[:3])
+        ps = float(self.passages[3].cdf(deadline))
         gap = abs(p - ps) + alone_gap(*self.passages[4:])
         return p, max(min(p, s) - gap, 0.0), min(max(p, f) + gap, 1.0)
 
@@ -239,24 +244,26 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
         widest = max(chosen - max(low, 0.0), high - chosen) / max(chosen, 1e-300)
         if widest > give_up_past:       # the answer's error is the widest of the mean's and its percentiles'
             raise TooCoarse.of("error estimate of the mean", widest, give_up_past)
-    passages = None
+    passages = own_law = None
     if distribution:
-        passages = _passages(desc, rates, solved, fifo, stages, second, times=times, deadline=deadline,
+        passages, own_law = _passages(desc, rates, solved, fifo, stages, second, times=times, deadline=deadline,
                              give_up_past=give_up_past, asked=asked, probability=probability)
     return Decomposition(mean=chosen, low=max(low, 0.0), high=high, throughput=x, utilization=min(x * work / C, 1.0),
                          model_error=gap, birth_death_mean=r_bd, oldest_two_mean=r_fifo,
                          fair_mean=chosen if fair else None, stages=stages, second_stages=second,
                          fair_stages=fair_stages(work_r, N, C) if fair else None, policy=policy, curve=curve,
-                         seconds=time.perf_counter() - started, passages=passages)
+                         seconds=time.perf_counter() - started, passages=passages, own_law=own_law)
 
 
 def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, deadline, give_up_past, asked,
               probability) -> tuple:
     """A job's execution-time laws (:attr:`Decomposition.passages`): the fifo chain's at the X(k)'s values and
-    ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster. Where
+    ends, processor sharing's, and a job alone's in the chain (Erlang) and on the cluster; and how its own law
+    alone moves the first three (:attr:`Decomposition.own_law`). Where
     ``give_up_past`` is given and the percentiles ``asked`` (or P(R <= d), ``probability``) already have,
     from the cheap laws alone, a larger error than it, :class:`TooCoarse` before the fifo chain's are solved."""
-    from spn.analysis.passage_fifo import fifo_passage, flat_from, likely_top, shared_passage, stages_law
+    from spn.analysis.passage_fifo import (OwnLaw, fifo_passage, flat_from, likely_top, shared_passage, stages_law,
+                                          wait_law)
 
     N, Z = desc.workload.users, desc.workload.think_time
     shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
@@ -294,7 +301,8 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
                      *(replace(_scaled(law, R / law.mean), seconds=0.0) for R in fifo[1:]))
     else:
         fifo_laws = tuple(_scaled(laws[row.tobytes()], R / laws[row.tobytes()].mean) for row, R in zip(rates, fifo))
-    return (*fifo_laws, shared, erlang, alone)
+    own_law = OwnLaw(*wait_law(N, Z, rates[0], stages, second, pis[0], deadline=deadline), erlang, alone)
+    return (*fifo_laws, shared, erlang, alone), own_law
 
 
 def _scaled(law, e: float):

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fifo_passage", "fifo_passage_chain", "landing", "shared_passage", "stages_law", "EmpiricalLaw",
-           "flat_from", "likely_top", "PASSAGE_ATOL"]
+__all__ = ["fifo_passage", "fifo_passage_chain", "landing", "wait_law", "OwnLaw", "shared_passage", "stages_law",
+           "EmpiricalLaw", "flat_from", "likely_top", "PASSAGE_ATOL"]
 
 #: P(still running) at which the uniformisation stops: far below the percentiles asked (up to p99.9)
 PASSAGE_ATOL = 1e-8
@@ -212,6 +212,126 @@ def _arrivals(top: int, N: int, pi: np.ndarray, r: int, r2: int, start: dict, ow
         s = 1 + r + (n - 2) * level
         alpha[start[n + 1] + np.arange(r) * own[n + 1]] = pi[s:s + level].reshape(r, r2).sum(axis=1) * (N - n)
     return alpha / alpha.sum()
+
+
+def wait_law(N: int, Z: float, rates, r: int, r2: int, pi, *, deadline: float | None = None):
+    """(a, W): a job's wait for the jobs ahead until it adds half a job alone's speed or more to X
+    (X(p) − X(p − 1) >= X(1) / 2 at its position p): P(no wait) ``a``, and the law of a wait, if any, in
+    the moves of :func:`fifo_passage_chain` with the job's own stages left out (None: it never waits).
+
+    >>> from spn.analysis.chains import oldest_two_stationary
+    >>> [(x, pi)] = oldest_two_stationary(2, 1.0, [0.0, 1.0, 1.0], 1)     # M/M/1//2: waits behind one job
+    >>> a, W = wait_law(2, 1.0, [0.0, 1.0, 1.0], 1, 1, pi)
+    >>> round(a, 6), round(W.mean, 6)         # the other job is there half the time (one user's chain)
+    (0.5, 1.0)
+    """
+    from scipy.sparse import coo_matrix, diags
+
+    rates = np.asarray(rates, dtype=float)
+    pi = np.asarray(pi, dtype=float)
+    x1 = rates[1]
+    waits = [p for p in range(2, N + 1) if rates[p] - rates[p - 1] < x1 / 2]
+    start = {p: i * r for i, p in enumerate(waits)}
+    size = r * len(waits)
+    L, second_ends = landing(rates, r, r2) if N >= 3 else (None, 0.0)
+    rows, cols, vals, out = [], [], [], np.zeros(size)
+    j = np.arange(r)
+    for p in waits:
+        here = start[p] + j
+        rows.append(here[:-1]), cols.append(here[1:]), vals.append(np.full(r - 1, r * x1))
+        if p - 1 in start:                               # the oldest ends: it moves up, still waiting
+            for k in np.flatnonzero(L):
+                rows.append(here[-1:]), cols.append([start[p - 1] + k]), vals.append([r * x1 * L[k]])
+        else:
+            out[here[-1]] += r * x1
+        between = second_ends + max(rates[p - 1] - rates[2], 0.0) if p >= 3 else 0.0
+        if p - 1 in start:
+            rows.append(here), cols.append(start[p - 1] + j), vals.append(np.full(r, between))
+        else:
+            out[here] += between
+    # at its arrival (its position n + 1 behind the n others, the oldest at stage j1)
+    arrive = np.zeros(N + 1)
+    at = np.zeros((N + 1, r))
+    arrive[0] = pi[0] * N
+    at[1] = pi[1:1 + r] * (N - 1)
+    for n in range(2, N):
+        s = 1 + r + (n - 2) * r * r2
+        at[n] = pi[s:s + r * r2].reshape(r, r2).sum(axis=1) * (N - n)
+    total = arrive[0] + at.sum()
+    alpha = np.zeros(size)
+    for p in waits:
+        alpha[start[p] + j] = at[p - 1] / total
+    if alpha.sum() <= 0:
+        return 1.0, None
+    rows, cols, vals = (np.concatenate([np.asarray(v, dtype=float) for v in x]) for x in (rows, cols, vals))
+    moves = vals > 0
+    Q = coo_matrix((vals[moves], (rows[moves].astype(int), cols[moves].astype(int))), shape=(size, size)).tocsr()
+    Q = (Q - diags(np.asarray(Q.sum(axis=1)).ravel() + out)).tocsr()
+    waited = float(alpha.sum())
+    return 1.0 - waited, _solved(Q, alpha / waited, PASSAGE_ATOL, deadline)
+
+
+class OwnLaw:
+    """How a job's own law alone moves the percentiles of its law in the chain, whose own work is the
+    Erlang E of its stages: ``c(q) = Q_{W+S}(q) / E[W + S] − Q_{W+E}(q) / E[W + E]``, W its wait
+    (:func:`wait_law`, independent of S), S its law alone. A law's percentile t(q) becomes
+    t(q) + mean · c(q), its mean unchanged (E c = 0). Where a job waits, then runs at its speed alone
+    (X(k) = k X(1) up to some k, flat past it), the chain's law is W + E and the corrected one W + S.
+
+    >>> own = OwnLaw(1.0, None, stages_law([2.0, 2.0]), stages_law([2.0, 2.0]))   # S = E: nothing moves
+    >>> round(own(0.9), 12)
+    0.0
+    """
+
+    def __init__(self, no_wait: float, wait, erlang, alone):
+        self.no_wait = no_wait
+        if wait is None:
+            self.grid, self.waited = np.array([0.0, 1.0]), np.array([1.0, 1.0])
+        else:
+            self.grid = np.linspace(0.0, float(wait.quantile(1 - 1e-6)), 801)
+            self.waited = np.asarray(wait.cdf(self.grid))
+        wait_mean = 0.0 if wait is None else (1 - no_wait) * wait.mean
+        self.sums = [(samples, float(samples.mean()) + wait_mean) for samples in map(_samples, (alone, erlang))]
+
+    def __call__(self, q: float) -> float:
+        (s, m), (e, me) = self.sums
+        return self._quantile(s, q) / m - self._quantile(e, q) / me
+
+    def _cdf(self, samples, t: float) -> float:
+        left = t - samples
+        f = self.no_wait + (1 - self.no_wait) * np.interp(left, self.grid, self.waited, right=1.0)
+        return float(np.mean(np.where(left >= 0, f, 0.0)))
+
+    def _quantile(self, samples, q: float) -> float:
+        low, high = float(samples.min()), float(samples.max()) + float(self.grid[-1])
+        for _ in range(60):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self._cdf(samples, mid) < q else (low, mid)
+        return high
+
+    def quantile(self, law, q: float) -> float:
+        """Percentile ``q`` (0 < q < 1) of ``law`` corrected."""
+        return float(law.quantile(q)) + law.mean * self(q)
+
+    def cdf(self, law, t: float) -> float:
+        """P(T <= t) of ``law`` corrected: the q whose corrected percentile is t."""
+        low, high = 1e-6, 1 - 1e-6                      # within the laws' accuracy (PASSAGE_ATOL)
+        if self.quantile(law, low) > t:
+            return 0.0
+        if self.quantile(law, high) <= t:
+            return 1.0
+        for _ in range(40):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.quantile(law, mid) <= t else (low, mid)
+        return low
+
+
+def _samples(law, n: int = 400) -> np.ndarray:
+    """n equally likely times of ``law``: a sample's own, else its percentiles at (i + 1/2) / n."""
+    if hasattr(law, "times"):
+        return np.asarray(law.times, dtype=float)
+    grid = np.linspace(float(law.quantile(1e-6)), float(law.quantile(1 - 1e-6)), 801)
+    return np.interp((np.arange(n) + 0.5) / n, np.asarray(law.cdf(grid)), grid)
 
 
 def shared_passage(N: int, Z: float, rates, r: int, *, atol: float = PASSAGE_ATOL, deadline: float | None = None):

@@ -239,7 +239,7 @@ class Decomposition:
         details = dict(d.as_dict(), users=desc.workload.users, think_time=desc.workload.think_time,
                        containers=desc.cluster.containers, policy=d.policy, timings={"decomposition_s": d.seconds})
         if d.passages is not None:
-            law = d.passages[0]     # its mean is R (Little): shown, it says the law and the mean agree
+            law = d.passages[0]     # scaled to R: shown, it says the law and the mean agree
             solved = {id(p): p for p in d.passages[:4]}.values()       # exact X(k): one law for three rows
             details["execution_time_distribution"] = {
                 "mean": law.mean, "std": law.std, "method": "uniformisation (the fifo chain, one job tagged)",
