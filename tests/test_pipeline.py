@@ -244,9 +244,10 @@ def test_a_precision_tighter_than_its_error_leaves_it_for_the_simulation():
 
 
 def test_percentiles_leave_the_decomposition_where_their_error_is_wider_than_asked():
-    # saturated: the mean is within 0.02 %, but a job's p90 under fifo and under processor sharing differ by 10 %
+    # saturated: the mean is within 0.02 %, but a job's p90 under fifo and under processor sharing differ by
+    # 10 %, of which the stated error is a share (PERCENTILE_ERROR_SHARE, 0.5)
     result = evaluate(MAPREDUCE, _SATURATED, question=Question(percentiles=(90,)),
-                      budget=Budget(max_states=1_000, rel_precision=0.05, seed=1, max_seconds=20))
+                      budget=Budget(max_states=1_000, rel_precision=0.02, seed=1, max_seconds=20))
     assert result.method == "simulation" and "not decomposition: its error estimate of the p90" in result.reason
     fair = [s.replace("fifo", "fair") for s in _SATURATED]
     result = evaluate(MAPREDUCE, fair, question=Question(percentiles=(90,)),

@@ -357,9 +357,9 @@ def main(argv=None) -> int:
             "against the compiled simulator with every job's time kept, run to the mean's ±"
             f"{100 * REFERENCE_PRECISION:g} % or {PERCENTILE_SECONDS:g} s (the percentile's own 95 % half-width "
             f"shown; references in `{PERCENTILE_REFERENCES.relative_to(ROOT)}`). *stated* is the half-width the "
-            "method reports for that percentile (the X(k)'s intervals propagated, plus the gap between its "
-            "percentile and processor sharing's and the gap between a job alone's Erlang law in the "
-            "chain and its own), NO where it misses the reference (widened by the reference's half-width); "
+            "method reports for that percentile (the X(k)'s intervals propagated, plus a share, "
+            "PERCENTILE_ERROR_SHARE, of the gap between its percentile and processor sharing's and the gap "
+            "between a job alone's Erlang law in the chain and its own), NO where it misses the reference (widened by the reference's half-width); "
             "*passage states / steps* the passage chain's size and its uniformisation steps; *seconds* "
             "the whole answer with its percentiles.",
             "", *percentile_summary(percentile_results), "", PERCENTILE_HEADER, *percentile_rows]

@@ -54,6 +54,18 @@ def needed_share(d, ref: dict) -> float | None:
     return short / gap
 
 
+def needed_percentile_shares(d, ref: dict) -> list:
+    """As :func:`needed_share`, for each percentile: the share of its model-error scale
+    (:meth:`~spn.analysis.decomposition.Decomposition.percentile_parts`) its interval needs to hold the reference."""
+    shares = []
+    for q in grid.PERCENTILES:
+        t, x_low, x_high, scale = d.percentile_parts(q)
+        r, half = ref["ref"][f"{q:g}"], ref["ref_half"][f"{q:g}"]
+        short = max(x_low - half - r, r - x_high - half, 0.0)
+        shares.append((0.0 if short == 0 else None) if scale <= 0 else short / scale)
+    return shares
+
+
 def small_nets() -> list:
     """Small nets whose X(k) and R are exact (the CTMC): MapReduce jobs of 3 + 2 tasks on 2 containers, and
     single-phase jobs of 4 to 8 tasks on 2 or 3 containers under fair (those of tests/test_decomposition.py)."""
@@ -91,12 +103,12 @@ def smallest_share(shares: list) -> float:
 def main(argv=None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     subprocess.run([sys.executable, "-m", "spn.kernels"], check=True, capture_output=True)
-    from spn.analysis.decomposition import MODEL_ERROR_SHARE, decompose
+    from spn.analysis.decomposition import MODEL_ERROR_SHARE, PERCENTILE_ERROR_SHARE, decompose
 
     cache = json.loads(TUNING_REFERENCES.read_text()) if TUNING_REFERENCES.exists() else {}
     percentile_cache = (json.loads(TUNING_PERCENTILE_REFERENCES.read_text())
                         if TUNING_PERCENTILE_REFERENCES.exists() else {})
-    rows, shares, policies, percentile_rows, percentile_results = [], [], [], [], []
+    rows, shares, policies, percentile_rows, percentile_results, percentile_shares = [], [], [], [], [], []
     for point in grid.draw_grid(TUNING_POINTS, TUNING_SEED):
         desc = grid.description(point, grid.think_time_for(point))
         ref = grid.reference(desc, cache)
@@ -114,6 +126,8 @@ def main(argv=None) -> int:
         if point["policy"] == "fifo":
             percentile_results.append(grid.evaluate_percentiles(desc, percentile_cache))
             TUNING_PERCENTILE_REFERENCES.write_text(json.dumps(percentile_cache, indent=0, sort_keys=True))
+            percentile_shares += needed_percentile_shares(decompose(desc, seed=0, distribution=True),
+                                                          grid.percentile_reference(desc, percentile_cache))
             percentile_rows.append(grid.percentile_row(f"t{point['name'][1:]}", desc, percentile_results[-1]))
             print(percentile_rows[-1], flush=True)
     from spn.pipeline import evaluate_description
@@ -134,6 +148,8 @@ def main(argv=None) -> int:
         # the exact small nets are held too: their R has no noise
         chosen[policy] = max(smallest_share(theirs), math.ceil(20 * exact_need[policy] - 1e-9) / 20)
         held[policy] = (sum(s is not None and s <= MODEL_ERROR_SHARE[policy] for s in theirs), len(theirs))
+    chosen["percentiles"] = smallest_share(percentile_shares)
+    held_percentiles = sum(x is not None and x <= PERCENTILE_ERROR_SHARE for x in percentile_shares)
     text = [
         "# Tuning the decomposition's model error",
         "",
@@ -166,6 +182,15 @@ def main(argv=None) -> int:
         *rows,
         "",
         "## Percentiles under fifo",
+        "",
+        f"A percentile's stated error is a share of its model-error scale (the gap to processor sharing's "
+        "percentile plus the gap between a job alone's Erlang in the chain and its own law) on each side, "
+        "beyond the X(k)'s propagated interval. The smallest share, to a twentieth, that holds "
+        f"{100 * TUNING_COVERAGE:g} % of the {len(percentile_shares)} percentiles below (p50, p90, p95 at each "
+        f"point): **{chosen['percentiles']:g}**; the code's `PERCENTILE_ERROR_SHARE` is {PERCENTILE_ERROR_SHARE:g}, "
+        f"which holds {held_percentiles} of them"
+        + ("" if math.isclose(chosen["percentiles"], PERCENTILE_ERROR_SHARE) else " (NOT the share this grid chooses)")
+        + ".",
         "",
         "A job's execution-time law under fifo (docs/design.md §5.8, item 4) at this grid's fifo points, measured "
         "as `docs/decomposition.md` measures it on the validation grid (where the passage chain's design was "

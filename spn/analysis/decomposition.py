@@ -80,6 +80,10 @@ SCALED_ENDS = 1e-3
 #: docs/decomposition-tuning.md; the gap itself is a scale of how much the order of service matters, not a
 #: bound: under fifo the cluster is mostly faster than both chains)
 MODEL_ERROR_SHARE = {"fifo": 0.4, "fair": 0.75}
+#: the share of a percentile's model-error scale (its gap to processor sharing's percentile, plus the gap
+#: between a job alone's Erlang in the chain and its own law) stated on each side: chosen on the tuning grid
+#: as the mean's share is (validation/tune_decomposition.py, docs/decomposition-tuning.md)
+PERCENTILE_ERROR_SHARE = 0.5
 #: jobs alone simulated for the coefficient of variation of a job's time (its stages)
 ALONE_JOBS = 400
 
@@ -132,19 +136,25 @@ class Decomposition:
         plus the gap between the percentiles of a job alone in the chain (Erlang) and on the cluster."""
         out = {}
         for q in qs:
-            u = float(q) / 100
-            t, s, f = (self.own_law.quantile(d, u) for d in self.passages[:3])
-            ps, e, a = (float(d.quantile(u)) for d in self.passages[3:])
-            gap = abs(t - ps) + abs(e - a)
-            out[float(q)] = (t, max(min(t, f) - gap, 0.0), max(t, s) + gap)
+            t, low, high, scale = self.percentile_parts(q)
+            gap = PERCENTILE_ERROR_SHARE * scale
+            out[float(q)] = (t, max(low - gap, 0.0), high + gap)
         return out
+
+    def percentile_parts(self, q: float) -> tuple[float, float, float, float]:
+        """Percentile ``q`` (0-100), its ends from the X(k)'s intervals alone, and its model-error scale:
+        the gap to processor sharing's percentile plus the gap between a job alone's two laws there."""
+        u = float(q) / 100
+        t, s, f = (self.own_law.quantile(d, u) for d in self.passages[:3])
+        ps, e, a = (float(d.quantile(u)) for d in self.passages[3:])
+        return t, min(t, f), max(t, s), abs(t - ps) + abs(e - a)
 
     def probability(self, deadline: float) -> tuple[float, float, float]:
         """P(execution time <= ``deadline``) and its interval (the same ends; the model's error: the gap
         of the two chains' CDFs at the deadline, plus the largest between a job alone's two laws)."""
         p, s, f = (self.own_law.cdf(d, deadline) for d in self.passages[:3])
         ps = float(self.passages[3].cdf(deadline))
-        gap = abs(p - ps) + alone_gap(*self.passages[4:])
+        gap = PERCENTILE_ERROR_SHARE * (abs(p - ps) + alone_gap(*self.passages[4:]))
         return p, max(min(p, s) - gap, 0.0), min(max(p, f) + gap, 1.0)
 
     @property
@@ -269,14 +279,15 @@ def _passages(desc, rates, solved, fifo, stages: int, second: int, *, times, dea
     shared = shared_passage(N, Z, rates[0], stages, deadline=deadline)
     erlang, alone = stages_law(np.full(stages, stages * rates[0][1])), alone_law(desc, times)
     if give_up_past is not None:
-        # a percentile's error is (|t − ps| + |e − a|) / t at least, smallest at t = ps
+        # a percentile's error is share · (|t − ps| + |e − a|) / t at least, smallest at t = ps
         for q in asked:
             ps = float(shared.quantile(q / 100))
-            error = abs(float(erlang.quantile(q / 100)) - float(alone.quantile(q / 100))) / max(ps, 1e-300)
+            alone_part = abs(float(erlang.quantile(q / 100)) - float(alone.quantile(q / 100)))
+            error = PERCENTILE_ERROR_SHARE * alone_part / max(ps, 1e-300)
             if error > give_up_past:
                 raise TooCoarse.of(f"error estimate of the p{q:g}", error, give_up_past,
                                    " (at least, from a job alone's law)")
-        if probability and (error := alone_gap(erlang, alone)) > give_up_past:
+        if probability and (error := PERCENTILE_ERROR_SHARE * alone_gap(erlang, alone)) > give_up_past:
             raise TooCoarse.of("error estimate of P(R <= deadline)", error, give_up_past,
                                " (at least, from a job alone's law)")
     # one chain structure for the three rates; where the X(k)'s ends move R by less than SCALED_ENDS, a
