@@ -168,6 +168,10 @@ def test_a_job_alone_whose_law_is_not_erlang_is_its_own_law_not_the_chains_erlan
     assert d.passages[0].quantile(0.95) != pytest.approx(exact.percentiles[95], rel=1e-2)     # the Erlang's is not
     p, low, high = d.probability(4.0)
     assert low <= exact.deadline_probability <= high and p == pytest.approx(exact.deadline_probability, abs=2e-3)
+    # the law it reports is the moved one: its std is the job's own, not the Erlang's
+    std = evaluate_description(desc, method="decomposition", question=Question(percentiles=(50,)),
+                               budget=Budget(rel_precision=1.0)).details["execution_time_distribution"]["std"]
+    assert std == pytest.approx(exact.details["execution_time_distribution"]["std"], rel=5e-3)
 
 
 def test_a_law_that_takes_longer_than_the_time_given_is_given_up():

@@ -27,9 +27,9 @@ INTERVAL_KINDS = {
     "simulation": "numerical: 95 % confidence intervals of the simulation (not the spread of real runs)",
     "decomposition": "numerical: the simulated X(k)'s 95 % intervals propagated, widened by the model's error "
                      "(for the mean a share of the gap between its fifo and birth-death chains, the share chosen on a "
-                     "tuning grid: docs/decomposition-tuning.md; for each percentile the whole gap, plus how far a "
-                     "job alone's Erlang law in the chain is from its own; measured in docs/decomposition.md), not "
-                     "the spread of real runs",
+                     "tuning grid: docs/decomposition-tuning.md; for each percentile a share, chosen there too, of its "
+                     "gap to processor sharing's plus how far a job alone's Erlang law in the chain is from its own; "
+                     "measured in docs/decomposition.md), not the spread of real runs",
 }
 
 
