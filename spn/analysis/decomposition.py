@@ -145,14 +145,14 @@ class Decomposition:
         """Percentile ``q`` (0-100), its ends from the X(k)'s intervals alone, and its model-error scale:
         the gap to processor sharing's percentile plus the gap between a job alone's two laws there."""
         u = float(q) / 100
-        t, s, f = (self.own_law.quantile(d, u) for d in self.passages[:3])
+        t, s, f = self.own_law.quantiles(self.passages[:3], u)
         ps, e, a = (float(d.quantile(u)) for d in self.passages[3:])
         return t, min(t, f), max(t, s), abs(t - ps) + abs(e - a)
 
     def probability(self, deadline: float) -> tuple[float, float, float]:
         """P(execution time <= ``deadline``) and its interval (the same ends; the model's error: the gap
         of the two chains' CDFs at the deadline, plus the largest between a job alone's two laws)."""
-        p, s, f = (self.own_law.cdf(d, deadline) for d in self.passages[:3])
+        p, s, f = self.own_law.cdfs(self.passages[:3], deadline)
         ps = float(self.passages[3].cdf(deadline))
         gap = PERCENTILE_ERROR_SHARE * (abs(p - ps) + alone_gap(*self.passages[4:]))
         return p, max(min(p, s) - gap, 0.0), min(max(p, f) + gap, 1.0)
