@@ -20,8 +20,9 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "promotion", "stage_counts", "fair_shares", "deal",
-           "fair_stages", "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL", "FAIR_WORK"]
+__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "promotion", "stage_counts",
+           "fair_shares", "deal", "fair_stages", "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL",
+           "FAIR_WORK"]
 
 #: Erlang stages of the oldest job's progress in the fifo chain, at most
 MAX_STAGES = 40
