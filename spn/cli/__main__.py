@@ -2,6 +2,6 @@
 
 import sys
 
-from spn.cli import main
+from spn.cli import command
 
-sys.exit(main())
+sys.exit(command())
