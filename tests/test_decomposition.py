@@ -7,7 +7,9 @@ exact; within its stated error of the exact chain on small nets; refused outside
 import numpy as np
 import pytest
 
-from spn.analysis.chains import birth_death, deal, fair_shares, fair_stages, oldest_two, stage_counts
+from spn.analysis import chains
+from spn.analysis.chains import (birth_death, deal, fair_shares, fair_stages, oldest_two, oldest_two_stationary,
+                                 saturated, stage_counts)
 from spn.analysis.decomposition import TooCoarse, decompose, not_applicable
 from spn.analysis.throughput import PilotCurve
 from spn.description import load_description, parse_description
@@ -64,7 +66,53 @@ def test_a_saturated_fifo_chain_completes_x_n_whatever_the_seconds_stages(r, r2)
     # users who return at once keep N jobs in: the cluster completes X(N). The second's progress, when it
     # becomes the oldest, is kept on average; rounded down it lost 0.8 % of X(N) at r = 28, r2 = 10
     rates = np.array([0.0, 0.006945] + [0.021622] * 19)
-    assert oldest_two(20, 1e-9, rates, r, r2) == pytest.approx(rates[-1], rel=1e-12)
+    [(x, _)] = oldest_two_stationary(20, 1e-9, rates, r, r2)
+    assert x == pytest.approx(rates[-1], rel=1e-12)
+
+
+def test_a_saturated_clusters_chains_are_not_solved_for_their_throughput(monkeypatch):
+    # X flat from 4 jobs on, and 50 users who think 10 s: the levels below 4 hold about 1e-60 of the
+    # birth-death chain. Work is conserved there, so every chain completes X(N): the fifo and fair chains
+    # solved whole give it, and are then not solved
+    rates = np.minimum(0.03 * np.arange(51), 0.12)
+    monkeypatch.setattr(chains, "saturated", lambda *args: None)
+    solved = [oldest_two(50, 10.0, rates, 40, 10), fair_shares(50, 10.0, rates, 300, 3)]
+    assert solved == pytest.approx([0.12, 0.12], rel=1e-12)
+    monkeypatch.undo()
+
+    def unsolvable(*args, **kwargs):
+        raise AssertionError("a chain was solved")
+    monkeypatch.setattr(chains, "_stationary", unsolvable)
+    assert oldest_two(50, 10.0, rates, 40, 10) == 0.12 and fair_shares(50, 10.0, rates, 300, 3) == 0.12
+    assert saturated(50, 10.0, np.array([rates, rates * 0.99])).tolist() == [0.12, 0.12 * 0.99]
+    # not where levels that count complete less: users who think long leave the cluster idle at times
+    assert saturated(50, 2_000.0, rates) is None
+    assert saturated(5, 1.0, [0.0, 1.0, 3.0, 3.0, 3.0, 3.0]) is None
+
+
+@pytest.mark.parametrize("think", [5.0, 10_000.0])
+def test_the_fifo_chain_is_solved_on_the_levels_that_hold_its_mass(monkeypatch, think):
+    # 60 users who hardly think (the levels of few jobs hold nothing) or think long (those of many jobs):
+    # the levels left out change no number, and the LU is of the others alone
+    base = np.minimum(0.02 * np.arange(61) ** 0.9, 0.3)
+    rows = np.array([base, base * 0.998, base * 1.002])
+    sizes = []
+    stationary = chains._stationary
+    monkeypatch.setattr(chains, "_stationary", lambda Qs, *a: sizes.append(Qs[0].shape[0]) or stationary(Qs, *a))
+    windowed = oldest_two_stationary(60, think, rows, 20, 5)
+    monkeypatch.setattr(chains, "NEGLIGIBLE_LEVEL", 0.0)
+    whole = oldest_two_stationary(60, think, rows, 20, 5)
+    window, states = sizes
+    assert window < 0.7 * states and states == 1 + 20 + 59 * 100
+    for (x, pi), (x_whole, pi_whole) in zip(windowed, whole):
+        assert x == pytest.approx(x_whole, rel=1e-12) and np.abs(pi - pi_whole).max() < 1e-13
+    # where the window's edges hold more than EDGE_MASS, the whole chain is solved after all
+    monkeypatch.setattr(chains, "NEGLIGIBLE_LEVEL", 1e-30)
+    monkeypatch.setattr(chains, "EDGE_MASS", 0.0)
+    sizes.clear()
+    again = oldest_two_stationary(60, think, rows, 20, 5)
+    assert sizes == [window, states]
+    assert [x for x, _ in again] == pytest.approx([x for x, _ in whole], rel=1e-12)
 
 
 def test_one_user_keeps_all_its_throughput_with_every_chain():

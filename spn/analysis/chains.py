@@ -20,7 +20,7 @@ import numpy as np
 
 from spn.exceptions import SpnError
 
-__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "promotion", "stage_counts",
+__all__ = ["response", "birth_death", "oldest_two", "oldest_two_stationary", "saturated", "promotion", "stage_counts",
            "fair_shares", "deal", "fair_stages", "fair_response", "MAX_STAGES", "SECOND_STAGES", "MAX_FILL",
            "FAIR_WORK"]
 
@@ -36,6 +36,11 @@ MAX_FILL = 16_000_000
 FAIR_WORK = 100_000_000
 #: refinements of a chain's solution by the LU of a chain near it, at most (then it is factorised)
 REFINE_STEPS = 30
+#: the fifo chain is solved on the levels (jobs present) whose birth-death probability is at least this
+#: share of the likeliest's: the others hold too little to move any number it gives
+NEGLIGIBLE_LEVEL = 1e-30
+#: ... provided its solution holds at most this at the window's edges (else the whole chain is solved)
+EDGE_MASS = 1e-18
 
 
 def response(N: int, Z: float, x: float) -> float:
@@ -134,8 +139,30 @@ def oldest_two(N: int, Z: float, rates, stages: int, second: int | None = None, 
     0.843
     """
     rates = np.asarray(rates, dtype=float)
-    out = np.array([x for x, _ in oldest_two_stationary(N, Z, rates, stages, second, rtol=rtol)])
+    out = saturated(N, Z, rates)
+    if out is None:
+        out = np.array([x for x, _ in oldest_two_stationary(N, Z, rates, stages, second, rtol=rtol)])
     return out if rates.ndim == 2 else float(out[0])
+
+
+def saturated(N: int, Z: float, rates) -> np.ndarray | None:
+    """X(N) of each row of ``rates``, where in every row X(n) = X(N) >= X(1) from a level n on and the
+    birth-death chain holds under :data:`NEGLIGIBLE_LEVEL` below it; else None. There the cluster
+    completes work at X(N) in every state that counts, so a chain sharing X(n) among its jobs (fifo's two
+    oldest, fair's dealt containers) completes X(N) jobs/s whatever their stages (work is conserved), and
+    is not solved for its throughput.
+
+    >>> saturated(5, 1.0, [0.0, 3.0, 3.0, 3.0, 3.0, 3.0]), saturated(5, 1.0, [0.0, 1.0, 3.0, 3.0, 3.0, 3.0])
+    (array([3.]), None)
+    """
+    rows = np.atleast_2d(np.asarray(rates, dtype=float))
+    for x in rows:
+        flat = N
+        while flat > 1 and x[flat - 1] == x[N]:
+            flat -= 1
+        if x[1] > x[N] or _levels(N, Z, x)[:flat].sum() > NEGLIGIBLE_LEVEL:
+            return None
+    return rows[:, N].copy()
 
 
 def oldest_two_stationary(N: int, Z: float, rates, stages: int, second: int | None = None, *,
@@ -152,10 +179,30 @@ def oldest_two_stationary(N: int, Z: float, rates, stages: int, second: int | No
     r2 = r if second is None else int(second)
     chains = [_oldest_two_chain(N, Z, x, r, r2) for x in np.atleast_2d(rates)]
     # a banded system in this (level-major) order, whose LU fills at most N · (r · r2)² entries (MAX_FILL)
-    likeliest = int(np.argmax(_levels(N, Z, np.atleast_2d(rates)[0])))
-    pin = likeliest if likeliest < 2 else 1 + r + (likeliest - 2) * r * r2
-    pis = _stationary([Q for Q, _, _ in chains], pin, "fifo", rtol)
+    levels = _levels(N, Z, np.atleast_2d(rates)[0])
+    likeliest = int(np.argmax(levels))
+    first = np.concatenate([[0, 1], 1 + r + np.arange(N) * r * r2])       # level n's first state
+    kept = np.flatnonzero(levels >= NEGLIGIBLE_LEVEL * levels[likeliest])
+    a, b, size = int(first[kept[0]]), int(first[kept[-1] + 1]), int(first[-1])
+    pis = None
+    if b - a < size:        # the levels between alone: the others' moves dropped
+        window = [_window(Q, a, b) for Q, _, _ in chains]
+        pis = [np.concatenate([np.zeros(a), pi, np.zeros(size - b)])
+               for pi in _stationary(window, int(first[likeliest]) - a, "fifo", rtol)]
+        edges = [slice(a, int(first[kept[0] + 1]))] * (a > 0) + [slice(int(first[kept[-1]]), b)] * (b < size)
+        if any(pi[edge].sum() > EDGE_MASS for pi in pis for edge in edges):
+            pis = None
+    if pis is None:
+        pis = _stationary([Q for Q, _, _ in chains], int(first[likeliest]), "fifo", rtol)
     return [(float(pi[ends] @ rate), pi) for pi, (_, ends, rate) in zip(pis, chains)]
+
+
+def _window(Q, a: int, b: int):
+    """The generator of states ``a`` to ``b`` of ``Q`` (CSC) alone: their moves to the others dropped."""
+    from scipy.sparse import diags
+
+    inner = Q[a:b, a:b]
+    return (inner - diags(np.asarray(inner.sum(axis=1)).ravel())).tocsc()
 
 
 def _oldest_two_chain(N: int, Z: float, rates: np.ndarray, r: int, r2: int):
@@ -260,6 +307,9 @@ def fair_shares(N: int, Z: float, rates, containers: int, stages: int, *, rtol: 
     0.843
     """
     rates = np.asarray(rates, dtype=float)
+    out = saturated(N, Z, rates)
+    if out is not None:
+        return out if rates.ndim == 2 else float(out[0])
     chains = [_fair_chain(N, Z, x, int(containers), int(stages)) for x in np.atleast_2d(rates)]
     base = chains[0][3]
     pis = _stationary([Q for Q, _, _, _ in chains], int(base[np.argmax(_levels(N, Z, np.atleast_2d(rates)[0]))]),

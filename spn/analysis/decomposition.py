@@ -241,8 +241,10 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     # one chain, three rates, one LU
     rates = np.array([throughput_at(curve, N, pick, C / work) for pick in ("value", "low", "high")])
     r_bd = response(N, Z, birth_death(N, Z, rates[0]))
-    solved = oldest_two_stationary(N, Z, rates if not fair else rates[:1], stages, second)
-    fifo = np.maximum(N / np.array([x for x, _ in solved]) - Z, 0.0)
+    # a job's law needs the fifo chain's π; R alone, its throughput (not solved where the cluster is saturated)
+    solved = oldest_two_stationary(N, Z, rates, stages, second) if distribution else None
+    xs = [x for x, _ in solved] if distribution else oldest_two(N, Z, rates if not fair else rates[:1], stages, second)
+    fifo = np.maximum(N / np.asarray(xs) - Z, 0.0)
     r_fifo = float(fifo[0])
     chosen, slow, fast = (float(v) for v in (fair_response(N, Z, rates, C, work_r)[0] if fair else fifo))
     # how much the order of service moves R (fair lies between processor sharing, the birth-death chain, and
