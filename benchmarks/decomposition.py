@@ -51,7 +51,7 @@ PAPER = ["workload.users=50", "cluster.containers=300", "phases.map.tasks=500", 
 QUESTIONS = [
     ("paper's scale, fifo (50 users, 500 + 500 tasks, 300 containers)", MAPREDUCE, [*PAPER, "scheduler.policy=fifo"]),
     ("paper's scale, fair", MAPREDUCE, [*PAPER, "scheduler.policy=fair"]),
-    ("paper's scale at 60 % utilisation, fifo (think time 2,000 s)", MAPREDUCE,
+    ("paper's scale at 20 % utilisation, fifo (think time 2,000 s)", MAPREDUCE,
      [*PAPER, "scheduler.policy=fifo", "workload.think_time=2000"]),
     ("tez-tq3, 20 users, 24 containers, fifo", TEZ, ["workload.users=20", "cluster.containers=24",
                                                      "scheduler.policy=fifo"]),
