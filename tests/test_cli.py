@@ -178,6 +178,20 @@ def test_version(capsys):
     assert out.startswith("spn ")
 
 
+def test_the_spn_script_leaves_its_objects_out_of_the_exits_sweep(capsys, monkeypatch):
+    # the process ends right after: collecting Numba's and SciPy's objects at the exit cost 0.15-0.25 s
+    import gc
+
+    from spn.cli import command
+
+    monkeypatch.setattr(sys, "argv", ["spn", "--version"])
+    try:
+        assert command() == 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert capsys.readouterr().out.startswith("spn ")
+
+
 # --------------------------------------------------------------------------
 # spn solve, with a fake pipeline
 # --------------------------------------------------------------------------
