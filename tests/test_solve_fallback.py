@@ -93,9 +93,11 @@ def test_the_two_job_count_in_closed_form_is_the_count_of_its_states():
         assert _two_jobs(last, k_last, first, k_first, C, users) == count
 
 
-def test_the_papers_scale_under_fifo_is_past_max_states_by_the_bound_alone(monkeypatch):
-    desc = load_description(MAPREDUCE, ["workload.users=50", "cluster.containers=300", "phases.map.tasks=500",
-                                        "phases.reduce.tasks=500", "scheduler.policy=fifo"])
+@pytest.mark.parametrize("maps, reduces", [(500, 500), (1_000, 4)])
+def test_the_papers_scale_under_fifo_is_past_max_states_by_the_bound_alone(monkeypatch, maps, reduces):
+    # 1,000 maps and 4 reduces: the older job finishing its maps while the younger starts its own
+    desc = load_description(MAPREDUCE, ["workload.users=50", "cluster.containers=300", f"phases.map.tasks={maps}",
+                                        f"phases.reduce.tasks={reduces}", "scheduler.policy=fifo"])
     no_exploration(monkeypatch)
     assert state_space_lower_bound(desc) > 5e6 and "past max_states" in choose_method(desc)
 

@@ -68,9 +68,10 @@ def state_space_lower_bound(desc) -> float:
       ``Π_p binom(T_p + k_p - 1, k_p - 1)``
       (three one-task driver phases of Erlang shape 1,000 side by side: 10⁹ states);
     - under ``fifo`` and ``fair`` (jobs keep their identity), two jobs at once: the older one
-      finishing its last phase, the younger in its first (:func:`_two_jobs`; 5.2·10⁶ states for the
-      paper's 50 users, 300 containers and 500 + 500 tasks; not when either is a driver phase,
-      which leaves the younger job all the containers);
+      finishing its last phase, or its first (every other phase waits for it), the younger in its
+      first (:func:`_two_jobs`; 5.2·10⁶ states for the paper's 50 users, 300 containers and 500 + 500
+      tasks, 1.2·10⁷ with 1,000 + 4; not when either is a driver phase, which leaves the younger job
+      all the containers);
     - under ``fifo`` and ``fair``, every user's job in the same source driver phase at once (it
       holds no container, so nothing stops them), each in any stage composition:
       ``binom(T + k - 1, k - 1)^N`` (a spark-shell fit's one-task driver phase of shape 1,000 and
@@ -154,20 +155,21 @@ def state_space_lower_bound(desc) -> float:
             and len(sinks) == 1 and (descendants[sources[0]] | 1 << sources[0]) == everything
             and (ancestors[sinks[0]] | 1 << sinks[0]) == everything
             and phases[sources[0]].holds_containers and phases[sinks[0]].holds_containers):
-        bound = max(bound, _two_jobs(phases[sinks[0]].tasks, shape[sinks[0]], phases[sources[0]].tasks,
-                                     shape[sources[0]], C, desc.workload.users))
+        for older in {sinks[0], sources[0]}:    # the older job in its last phase, or its first (the rest waits)
+            bound = max(bound, _two_jobs(phases[older].tasks, shape[older], phases[sources[0]].tasks,
+                                         shape[sources[0]], C, desc.workload.users))
     return bound
 
 
 def _two_jobs(last_tasks: int, last_shape: int, first_tasks: int, first_shape: int, C: int, users: int) -> float:
     """States of two jobs under ``fifo`` or ``fair`` (the DAG has one source and one sink, every phase
-    between them): the older job has started every task of its last phase, u <= C - 1 of them running
-    in any stage composition; the younger, in its first phase with f of its tasks finished, holds the
+    between them): the older job has started every task of its last phase (or of its first, which
+    every other phase waits for), u <= C - 1 of them running in any stage composition; the younger, in its first phase with f of its tasks finished, holds the
     r = min(C - u, T - f) containers left, in any composition; while it still has a waiting task, the
     other users' jobs submitted meanwhile wait behind it (0 to N - 2 of them: each count a marking).
 
     Every such state is reachable: the older job holds u running tasks for any u up to
-    min(C, tasks) once its last phase has started them all; the younger is submitted then (a think
+    min(C, tasks) once that phase has started them all (no other phase of it can run then); the younger is submitted then (a think
     time ends at any instant) and takes every container freed, as both policies give it one.
 
     >>> _two_jobs(last_tasks=2, last_shape=1, first_tasks=2, first_shape=1, C=2, users=2)   # u = 1; f = 0, 1
