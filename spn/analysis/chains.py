@@ -152,7 +152,7 @@ def saturated(N: int, Z: float, rates) -> np.ndarray | None:
     oldest, fair's dealt containers) completes X(N) jobs/s whatever their stages (work is conserved), and
     is not solved for its throughput.
 
-    >>> saturated(5, 1.0, [0.0, 3.0, 3.0, 3.0, 3.0, 3.0]), saturated(5, 1.0, [0.0, 1.0, 3.0, 3.0, 3.0, 3.0])
+    >>> saturated(20, 0.01, [0.0] + [3.0] * 20), saturated(5, 1.0, [0.0] + [3.0] * 5)   # the second: empty at times
     (array([3.]), None)
     """
     rows = np.atleast_2d(np.asarray(rates, dtype=float))
