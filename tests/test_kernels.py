@@ -64,6 +64,31 @@ def test_the_wait_ends_at_the_callers_deadline(cache, other_process):
     assert not kernels.ready("cluster")
 
 
+def test_the_compiled_simulators_first_compilation_is_started_and_awaited(cache, other_process, monkeypatch):
+    # an answer that would otherwise simulate a large model in Python waits for it (about 7 s) instead
+    from spn.simulation.cluster_compiled import await_compiled_cluster
+
+    started = []
+
+    def warm(group):
+        started.append(group)
+        kernels._marker(group).write_text(str(other_process.pid))
+        threading.Timer(0.5, lambda: (kernels.mark_ready(group), kernels._marker(group).unlink())).start()
+    monkeypatch.setattr(kernels, "warm_in_background", warm)
+    waited = time.perf_counter()
+    assert await_compiled_cluster() and started == ["cluster"] and time.perf_counter() - waited >= 0.4
+
+
+def test_the_compiled_simulator_is_awaited_until_the_callers_deadline(cache, other_process, monkeypatch):
+    from spn.simulation.cluster_compiled import await_compiled_cluster
+
+    monkeypatch.setattr(kernels, "warm_in_background",
+                        lambda group: kernels._marker(group).write_text(str(other_process.pid)))
+    waited = time.perf_counter()
+    assert not await_compiled_cluster(until=waited + 0.3)
+    assert 0.3 <= time.perf_counter() - waited < 2.0
+
+
 def test_a_compilation_that_fails_leaves_no_marker_behind(cache, monkeypatch):
     from spn.simulation import cluster_compiled
 

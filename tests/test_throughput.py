@@ -77,6 +77,17 @@ def test_the_answer_is_the_same_on_one_core_or_several(monkeypatch):
     assert throughput_curve(desc, seed=3) == several
 
 
+def test_the_simulators_first_compilation_is_awaited_once_before_the_pilots_run_side_by_side(monkeypatch):
+    # awaited on each thread, the second found the first's marker still empty and gave up at once
+    import spn.simulation.cluster_compiled as cluster_compiled
+
+    calls, awaited = [], cluster_compiled.await_compiled_cluster
+    monkeypatch.setattr(cluster_compiled, "await_compiled_cluster",
+                        lambda until=None: calls.append(until) or awaited(until))
+    desc = _desc(30, 20.0, 20, [{"name": "p", "tasks": 200, "task_time": 1.0, "shape": 4}])
+    assert sum(x.source == "simulation" for x in throughput_curve(desc, seed=3)) >= 2 and calls == [None]
+
+
 def test_the_monotone_cubic_is_scipys_pchip():
     from scipy.interpolate import PchipInterpolator
 

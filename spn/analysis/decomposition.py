@@ -220,7 +220,8 @@ def decompose(desc, *, seed=0, max_seconds: float | None = None, precision: floa
     pilot = pilot_curve(desc, seed=seed, deadline=deadline)
     # one user's R is exact whatever the stages; its law is the Erlang of a job's
     several = N > 1 or distribution
-    times = alone_times(desc, seed) if several else None      # jobs alone, simulated once for r and a job's law
+    # jobs alone, simulated once for r and a job's law
+    times = alone_times(desc, seed, deadline) if several else None
     job = job_stages(desc, times) if several else 1
     stages, second = stage_counts(job, N)
     if several and pilot.cost(precision) >= CHECK_EVENTS:     # else the check costs more than the simulations
@@ -355,14 +356,15 @@ def job_stages(desc, times=None) -> int:
     return max(1, min(int(round(1.0 / max(scv, 1e-9))), MAX_STAGES))
 
 
-def alone_times(desc, seed) -> np.ndarray | None:
+def alone_times(desc, seed, deadline: float | None = None) -> np.ndarray | None:
     """The times of jobs alone (at most :data:`ALONE_JOBS`), simulated; None where :func:`alone_in_series`
-    applies (a job's law alone is known exactly there)."""
+    applies (a job's law alone is known exactly there). ``deadline``: how long the compiled simulator's
+    first compilation may be awaited (:func:`~spn.simulation.cluster_compiled.await_compiled_cluster`)."""
     if series_rates(desc) is not None:
         return None
-    from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+    from spn.simulation.cluster_compiled import CompiledClusterSimulator, await_compiled_cluster
 
-    if not compiled_cluster_ready():
+    if not await_compiled_cluster(deadline):
         raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
     sim = CompiledClusterSimulator(with_users(desc, 1, 0.0))
     tasks = sum(p.tasks for p in desc.phases)

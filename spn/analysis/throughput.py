@@ -140,7 +140,12 @@ def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
     The pilots kept from an earlier answer are read back first; the others run side by side on the
     process's cores (:func:`~spn.analysis.threads.side_by_side`), each core taking the next k as soon as
     it is free. Once a pilot is saturated, no larger k starts and those running stop at once; any larger
-    one that ended first is dropped, so that the curve is the same on one core or several."""
+    one that ended first is dropped, so that the curve is the same on one core or several. The compiled
+    simulator's first compilation on this installation is awaited first, once, until ``deadline``."""
+    from spn.simulation.cluster_compiled import await_compiled_cluster
+
+    if ks and not await_compiled_cluster(deadline):
+        raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
     runs = {}
     for k in ks if store_folder() else ():      # those kept from an earlier answer first, in order: a
         try:                                    # cluster asked again simulates nothing
