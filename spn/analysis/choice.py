@@ -164,13 +164,15 @@ def state_space_lower_bound(desc) -> float:
 def _two_jobs(last_tasks: int, last_shape: int, first_tasks: int, first_shape: int, C: int, users: int) -> float:
     """States of two jobs under ``fifo`` or ``fair`` (the DAG has one source and one sink, every phase
     between them): the older job has started every task of its last phase (or of its first, which
-    every other phase waits for), u <= C - 1 of them running in any stage composition; the younger, in its first phase with f of its tasks finished, holds the
-    r = min(C - u, T - f) containers left, in any composition; while it still has a waiting task, the
-    other users' jobs submitted meanwhile wait behind it (0 to N - 2 of them: each count a marking).
+    every other phase waits for), u <= C - 1 of them running in any stage composition; the younger,
+    in its first phase with f of its tasks finished, holds the r = min(C - u, T - f) containers left,
+    in any composition; while it still has a waiting task, the other users' jobs submitted meanwhile
+    wait behind it (0 to N - 2 of them: each count a marking).
 
     Every such state is reachable: the older job holds u running tasks for any u up to
-    min(C, tasks) once that phase has started them all (no other phase of it can run then); the younger is submitted then (a think
-    time ends at any instant) and takes every container freed, as both policies give it one.
+    min(C, tasks) once that phase has started them all (no other phase of it can run then); the
+    younger is submitted then (a think time ends at any instant) and takes every container freed, as
+    both policies give it one.
 
     >>> _two_jobs(last_tasks=2, last_shape=1, first_tasks=2, first_shape=1, C=2, users=2)   # u = 1; f = 0, 1
     2.0
