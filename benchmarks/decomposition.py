@@ -37,7 +37,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 sys.path.insert(0, str(ROOT))
 os.environ["SPN_CACHE_DIR"] = "off"     # every answer simulates its X(k): nothing is read back
 
-import spn.analysis.threads as threads  # noqa: E402
+import spn.threads as threads  # noqa: E402
 from spn.limits import available_cores  # noqa: E402
 from spn.pipeline import Budget, Question, evaluate  # noqa: E402
 

@@ -184,6 +184,34 @@ def test_a_deadline_stops_a_long_run_within_a_few_milliseconds_of_it():
     assert time.perf_counter() - started < 0.5
 
 
+def test_its_replications_run_side_by_side_and_give_what_one_core_gives(monkeypatch):
+    # each replication on its own child of the seed: the cores' order of finishing does not matter
+    import spn.threads as threads
+    from spn.simulation.runner import simulate_description
+
+    desc = description(users=6, containers=8, think_time=2.0, policy="fifo", phases=[
+        {"name": "a", "tasks": 20, "task_time": 1.0, "shape": 2}, {"name": "b", "tasks": 5, "task_time": 0.5}])
+    ask = dict(engine="compiled", seed=4, replications=6, rel_precision=0.002, max_replications=150, jobs=60)
+    several = simulate_description(desc, **ask)
+    monkeypatch.setattr(threads, "available_cores", lambda: 1)
+    one = simulate_description(desc, **ask)
+    assert several.replications == one.replications > 6
+    assert (several.mean_execution_time, several.throughput, several.events) == (one.mean_execution_time,
+                                                                                 one.throughput, one.events)
+
+
+def test_replications_cut_at_the_deadline_leave_those_that_ended():
+    from spn.simulation.runner import simulate_description
+
+    desc = description(users=50, containers=40, think_time=1.0, policy="fair", phases=[
+        {"name": "a", "tasks": 400, "task_time": 1.0, "shape": 10}, {"name": "b", "tasks": 100, "task_time": 0.5}])
+    started = time.perf_counter()
+    report = simulate_description(desc, engine="compiled", seed=1, replications=10, rel_precision=1e-6,
+                                  max_replications=10 ** 6, jobs=20, warmup_jobs=0, max_seconds=1.0)
+    assert time.perf_counter() - started < 2.0
+    assert report.time_limited and not report.precision_met and report.replications >= 2
+
+
 def test_many_users_and_tasks_run_in_memory_sized_by_the_description():
     desc = description(users=20_000, containers=500, think_time=1.0, policy="fair", phases=[
         {"name": "a", "tasks": 5, "task_time": 1.0}, {"name": "b", "tasks": 3, "task_time": 1.0}])

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent / "spn"
 LAYERS = (
     # ``spn`` itself: its public names are imported on first use by name (importlib), which no layer
     # sees; what it imports at once is spn.exceptions, and ``import spn`` (for __version__) is cheap
-    ("spn", "spn.exceptions", "spn.defaults", "spn.limits", "spn.kernels"),
+    ("spn", "spn.exceptions", "spn.defaults", "spn.limits", "spn.kernels", "spn.threads"),
     ("spn.description",),
     ("spn.net",),
     ("spn.io",),                # interchange of a Net (DOT, PNML, Storm) and the rule for output files
@@ -48,6 +48,8 @@ SIBLINGS = {
     # the leaves: the package's error classes are the one thing it imports at once; size limits raise them
     ("spn", "spn.exceptions"),
     ("spn.limits", "spn.exceptions"),
+    # pieces of one answer side by side, on as many threads as the process has cores
+    ("spn.threads", "spn.limits"),
     # the baselines compare against the model spn fit makes (fit never reads the baselines)
     ("spn.baselines", "spn.fit"),
 }

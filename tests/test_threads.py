@@ -1,4 +1,4 @@
-"""spn.analysis.threads: pieces of one answer side by side, their results in order, and a failure or
+"""spn.threads: pieces of one answer side by side, their results in order, and a failure or
 Ctrl-C in one stops the rest."""
 
 import threading
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-import spn.analysis.threads as threads
-from spn.analysis.threads import side_by_side
+import spn.threads as threads
+from spn.threads import side_by_side
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import spn.analysis.threads as threads
 import spn.analysis.throughput as throughput
+import spn.threads as threads
 from spn.analysis.throughput import _pchip, alone_in_series, throughput_curve
 from spn.description import parse_description
 from spn.pipeline import Question, evaluate_description

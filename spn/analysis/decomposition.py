@@ -54,10 +54,10 @@ import numpy as np
 
 from spn.analysis.chains import (MAX_STAGES, birth_death, fair_response, fair_stages, oldest_two, oldest_two_stationary,
                                  response, stage_counts)
-from spn.analysis.threads import side_by_side
 from spn.analysis.throughput import (POLICIES, X_PRECISION, alone_in_series, job_work, pilot_curve, series_rates,
                                      throughput_at, with_users)
 from spn.exceptions import ModelError, SpnError
+from spn.threads import side_by_side
 
 __all__ = ["Decomposition", "TooCoarse", "decompose", "not_applicable", "distribution_refused", "job_stages",
            "alone_times", "alone_law", "work_stages"]

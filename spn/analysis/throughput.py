@@ -26,8 +26,8 @@ import numpy as np
 
 from spn.analysis.chains import birth_death, response
 from spn.analysis.replication_store import Kept, store_folder, store_for
-from spn.analysis.threads import side_by_side
 from spn.exceptions import SpnError, StateSpaceLimitError
+from spn.threads import side_by_side
 
 __all__ = ["Throughput", "throughput_curve", "pilot_curve", "PilotCurve", "throughput_at", "job_work", "with_users",
            "alone_in_series", "series_rates", "GRID", "EXACT_STATES", "X_PRECISION"]
@@ -138,7 +138,7 @@ def pilot_curve(desc, *, seed=0, deadline: float | None = None) -> PilotCurve:
 def _pilots(desc, ks: list, entropy, deadline, saturated: float) -> dict:
     """{k: the pilot of X(k)} for ``ks`` in order, up to the first whose interval reaches ``saturated``.
     The pilots kept from an earlier answer are read back first; the others run side by side on the
-    process's cores (:func:`~spn.analysis.threads.side_by_side`), each core taking the next k as soon as
+    process's cores (:func:`~spn.threads.side_by_side`), each core taking the next k as soon as
     it is free. Once a pilot is saturated, no larger k starts and those running stop at once; any larger
     one that ended first is dropped, so that the curve is the same on one core or several. The compiled
     simulator's first compilation on this installation is awaited first, once, until ``deadline``."""
@@ -194,7 +194,7 @@ class _Cancel:
 
 def _extend_all(runs: dict, wanted: dict) -> dict:
     """{k: X(k)} after each simulated X(k) has the long replications its precision in ``wanted`` asks: every
-    replication of every k side by side (:func:`~spn.analysis.threads.side_by_side`), the costliest first.
+    replication of every k side by side (:func:`~spn.threads.side_by_side`), the costliest first.
     Each replication has its own random stream, so the answer is the same on one core or several; where one
     fails (past the deadline) or Ctrl-C comes, the others stop at their next look at the clock."""
     stop = threading.Event()

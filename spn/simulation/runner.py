@@ -42,6 +42,10 @@ few thousand events, a replication cut by the deadline is dropped, and the
 estimates come from the finished ones (at least two are needed for an interval;
 with fewer, :class:`SimulationTimeout` says so).
 
+The compiled engine releases the GIL: its replications run side by side on the process's cores
+(:func:`spn.threads.side_by_side`), each on its own child of the seed, so the answer is the same on
+one core or several (the other engines, and runs keeping job times, one at a time).
+
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
 ...     "cluster": {"containers": 2},
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -67,6 +72,7 @@ from spn.simulation.queues import QueueSimulator
 from spn.simulation.distributions import SimulationTimeout, distributions_from_description
 from spn.simulation.engine import NetSimulator
 from spn.simulation.statistics import Estimate, ratio_estimate, stein_replications
+from spn.threads import side_by_side
 
 ENGINES = ("net", "cluster", "compiled")
 
@@ -311,6 +317,8 @@ def _cluster_runner(desc, pool_finished_tasks=False, compiled=False, job_times=N
     return run if job_times is None else run_keeping_times
 
 
+#: replications of the compiled engine handed to the cores at a time (the cores wait for the chunk's last)
+SIDE_BY_SIDE_CHUNK = 64
 #: where the per-class columns of a replication's row start (after T, K, Σ R, ∫ busy, events, firings)
 _CLASS_COLUMNS = 6
 
@@ -420,11 +428,21 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     pilot = int(replications) if rel_precision else None
     met = timed_out = False
     last_shown = 0.0
+    together = engine == "compiled" and times is None
     while not timed_out:
         while len(rows) < target:
             if deadline is not None and time.perf_counter() > deadline:
                 timed_out = True
                 break
+            if together:        # in chunks: the children spawned are those about to run
+                chunk = ss.spawn(min(target - len(rows), SIDE_BY_SIDE_CHUNK))
+                batch, timed_out = _side_by_side(run, chunk, warmup_jobs, jobs, deadline)
+                rows.extend(batch)
+                if show:
+                    _show_progress(engine, rows, confidence, time.perf_counter() - started, pilot)
+                if timed_out:
+                    break
+                continue
             # one child at a time: the i-th child is the same as from one big spawn, and a million
             # replications asked for cost nothing until they run
             child = ss.spawn(1)[0]
@@ -485,6 +503,22 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
         seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
         policy=desc.scheduler.policy, job_times=None if times is None else tuple(times[:len(rows)]),
     )
+
+
+def _side_by_side(run, children, warmup_jobs, jobs, deadline) -> tuple[list, bool]:
+    """The rows of the replications of ``children`` (seed sequences), run side by side, in their order;
+    past ``deadline`` those that ended, and True (no further one starts once one is cut)."""
+    cut = threading.Event()
+
+    def replicate(child):
+        try:
+            return run(np.random.default_rng(child), int(warmup_jobs), int(jobs), deadline)
+        except SimulationTimeout:
+            cut.set()
+            return None
+    rows = side_by_side([lambda child=child: replicate(child) for child in children], stop=cut)
+    ended = [row for row in rows if row is not None]
+    return ended, len(ended) < len(children)
 
 
 def _class_and_queue_estimates(desc, data, confidence, pilot) -> tuple[dict, dict]:
