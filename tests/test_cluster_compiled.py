@@ -191,13 +191,18 @@ def test_its_replications_run_side_by_side_and_give_what_one_core_gives(monkeypa
 
     desc = description(users=6, containers=8, think_time=2.0, policy="fifo", phases=[
         {"name": "a", "tasks": 20, "task_time": 1.0, "shape": 2}, {"name": "b", "tasks": 5, "task_time": 0.5}])
-    ask = dict(engine="compiled", seed=4, replications=6, rel_precision=0.002, max_replications=150, jobs=60)
+    ask = dict(engine="compiled", seed=4, replications=6, rel_precision=0.002, max_replications=150, jobs=60,
+               job_times=True)
     several = simulate_description(desc, **ask)
     monkeypatch.setattr(threads, "available_cores", lambda: 1)
     one = simulate_description(desc, **ask)
-    assert several.replications == one.replications > 6
+    assert several.replications == one.replications > 64
     assert (several.mean_execution_time, several.throughput, several.events) == (one.mean_execution_time,
                                                                                  one.throughput, one.events)
+    # each replication's job times beside its row, in the children's order
+    assert len(several.job_times) == several.replications
+    assert all(np.array_equal(a, b) for a, b in zip(several.job_times, one.job_times))
+    assert several.percentiles([50, 95]) == one.percentiles([50, 95])
 
 
 def test_replications_cut_at_the_deadline_leave_those_that_ended():

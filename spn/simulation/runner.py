@@ -44,7 +44,7 @@ with fewer, :class:`SimulationTimeout` says so).
 
 The compiled engine releases the GIL: its replications run side by side on the process's cores
 (:func:`spn.threads.side_by_side`), each on its own child of the seed, so the answer is the same on
-one core or several (the other engines, and runs keeping job times, one at a time).
+one core or several (the other engines replicate one at a time).
 
 >>> from spn.description import parse_description
 >>> desc = parse_description({"name": "x", "workload": {"users": 1, "think_time": 5.0},
@@ -279,8 +279,8 @@ def _net_runner(desc, job_times=None):
 
 def _cluster_runner(desc, pool_finished_tasks=False, compiled=False, job_times=None):
     """One replication's row: (T, K, Σ R, ∫ busy, events, 0) and, with classes, (K_c, Σ R_c) per class
-    and ∫ containers held per queue. ``compiled``: the Numba engine (one class). ``job_times``: a
-    list to which each replication appends its jobs' execution times (one class)."""
+    and ∫ containers held per queue. ``compiled``: the Numba engine (one class). ``job_times`` (not
+    None): the row and its jobs' execution times (one class)."""
     if compiled:
         if desc.classes:
             raise ModelError("the compiled engine simulates one class of jobs; use --engine cluster")
@@ -311,8 +311,7 @@ def _cluster_runner(desc, pool_finished_tasks=False, compiled=False, job_times=N
 
     def run_keeping_times(seed, warmup, jobs, deadline):
         rep = sim.run(seed, warmup=warmup, length=jobs, deadline=deadline, job_times=True)
-        job_times.append(rep.job_times)     # after the run: a replication cut by the deadline leaves none
-        return rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0
+        return (rep.duration, rep.completions, rep.response_sum, rep.busy_area, rep.events, 0), rep.job_times
     # a separate closure: the default path is the one it always was
     return run if job_times is None else run_keeping_times
 
@@ -428,7 +427,7 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
     pilot = int(replications) if rel_precision else None
     met = timed_out = False
     last_shown = 0.0
-    together = engine == "compiled" and times is None
+    together = engine == "compiled"
     while not timed_out:
         while len(rows) < target:
             if deadline is not None and time.perf_counter() > deadline:
@@ -437,7 +436,7 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
             if together:        # in chunks: the children spawned are those about to run
                 chunk = ss.spawn(min(target - len(rows), SIDE_BY_SIDE_CHUNK))
                 batch, timed_out = _side_by_side(run, chunk, warmup_jobs, jobs, deadline)
-                rows.extend(batch)
+                _keep(batch, rows, times)
                 if show:
                     _show_progress(engine, rows, confidence, time.perf_counter() - started, pilot)
                 if timed_out:
@@ -447,7 +446,7 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
             # replications asked for cost nothing until they run
             child = ss.spawn(1)[0]
             try:
-                rows.append(run(np.random.default_rng(child), int(warmup_jobs), int(jobs), deadline))
+                _keep([run(np.random.default_rng(child), int(warmup_jobs), int(jobs), deadline)], rows, times)
             except SimulationTimeout:
                 timed_out = True
                 break
@@ -503,6 +502,17 @@ def simulate_description(desc, *, engine: str | None = None, seed=None, replicat
         seed=int(ss.entropy), pool_finished_tasks=bool(pool_finished_tasks), time_limited=timed_out,
         policy=desc.scheduler.policy, job_times=None if times is None else tuple(times[:len(rows)]),
     )
+
+
+def _keep(ended: list, rows: list, times: list | None) -> None:
+    """The replications that ended, in their order: their rows, and where job times are kept (``times``
+    not None: each ended one is (row, its jobs' times)) their times."""
+    for out in ended:
+        if times is None:
+            rows.append(out)
+        else:
+            rows.append(out[0])
+            times.append(out[1])
 
 
 def _side_by_side(run, children, warmup_jobs, jobs, deadline) -> tuple[list, bool]:
