@@ -168,7 +168,8 @@ def percentile_reference(desc, cache: dict | None) -> dict:
 
 
 def evaluate_percentiles(desc, cache: dict | None = None) -> dict:
-    """The decomposition's percentiles of ``desc`` (fifo) against the simulated ones: error, stated, covered."""
+    """The decomposition's percentiles of ``desc`` (fifo) against the simulated ones: error, stated, covered;
+    and the decomposition itself (``"decomposition"``, for the tuning of its shares)."""
     from spn.analysis.decomposition import decompose
 
     wall = time.perf_counter()
@@ -176,7 +177,8 @@ def evaluate_percentiles(desc, cache: dict | None = None) -> dict:
     table = d.percentiles(PERCENTILES)
     wall = time.perf_counter() - wall
     ref = percentile_reference(desc, cache)
-    out = {"wall_s": wall, "sim_s": ref["sim_s"], "states": d.passages[0].n_states, "steps": d.passages[0].niter}
+    out = {"wall_s": wall, "sim_s": ref["sim_s"], "states": d.passages[0].n_states, "steps": d.passages[0].niter,
+           "decomposition": d}
     for q, (t, low, high) in table.items():
         r, half = ref["ref"][f"{q:g}"], ref["ref_half"][f"{q:g}"]
         out[q] = {"value": t, "ref": r, "ref_half": half, "error": t / r - 1,

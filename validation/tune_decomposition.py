@@ -126,7 +126,7 @@ def main(argv=None) -> int:
         if point["policy"] == "fifo":
             percentile_results.append(grid.evaluate_percentiles(desc, percentile_cache))
             TUNING_PERCENTILE_REFERENCES.write_text(json.dumps(percentile_cache, indent=0, sort_keys=True))
-            percentile_shares += needed_percentile_shares(decompose(desc, seed=0, distribution=True),
+            percentile_shares += needed_percentile_shares(percentile_results[-1]["decomposition"],
                                                           grid.percentile_reference(desc, percentile_cache))
             percentile_rows.append(grid.percentile_row(f"t{point['name'][1:]}", desc, percentile_results[-1]))
             print(percentile_rows[-1], flush=True)
