@@ -284,10 +284,8 @@ class _Replications:
     pilot only as kept from an earlier answer (:mod:`~spn.analysis.replication_store`), else :class:`LookupError`."""
 
     def __init__(self, desc, k: int, entropy, deadline: float | None, stop=None, *, kept_only: bool = False):
-        from spn.simulation.cluster_compiled import CompiledClusterSimulator, compiled_cluster_ready
+        from spn.simulation.cluster_compiled import CompiledClusterSimulator  # ready: _pilots awaited it
 
-        if not compiled_cluster_ready():
-            raise SpnError("the compiled cluster simulator is not compiled yet (python -m spn.kernels)")
         self.k, self.entropy, self.deadline = k, entropy, deadline
         self.sim = CompiledClusterSimulator(with_users(desc, k, 0.0))
         self.work = job_work(desc)
